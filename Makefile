@@ -1,0 +1,76 @@
+# secbuf: lock-on-fault for Linux 6.1 and a secure-buffer library on top.
+# Each target is one user-facing job; the work lives in the scripts it calls.
+
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+
+.PHONY: all deps lib kernel kernel-stock kernel-lint guest guest-image check check-host \
+	check-guest check-asan check-valgrind demo demo-host bench install qemu-shell clean
+
+all: lib
+	$(MAKE) -C demo all
+	$(MAKE) -C bench all
+
+deps:
+	@.ci/deps
+
+lib:
+	$(MAKE) -C libsecbuf
+
+# The guest kernel, patched with kernel/patches/series or not, cached by hash.
+kernel: deps
+	@kernel/build.sh patched >/dev/null
+
+kernel-stock: deps
+	@kernel/build.sh stock >/dev/null
+
+kernel-lint: deps
+	@kernel/lint.sh
+
+# Everything the guest image carries, built static into build/guest/bin.
+guest: lib kernel
+	$(MAKE) -C qemu guest
+	$(MAKE) -C tests/guest guest
+	$(MAKE) -C tests/host guest
+	kernel/selftests.sh
+	$(MAKE) -C demo guest
+	$(MAKE) -C bench guest
+
+guest-image: guest
+	@qemu/mkimage >/dev/null
+
+# Host tests first, then every guest suite on the patched (and stock) kernel.
+check: deps
+	@tests/run-all
+
+check-host: deps
+	@tests/run-all --host-only
+
+check-guest: deps
+	@tests/run-all --guest-only
+
+check-asan: deps
+	$(MAKE) -C tests/host check-asan
+
+check-valgrind: deps
+	$(MAKE) -C tests/host check-valgrind
+
+demo: deps
+	$(MAKE) -C demo demo
+
+demo-host: deps lib
+	$(MAKE) -C demo demo-host
+
+bench: deps
+	$(MAKE) -C bench bench
+
+install: lib
+	$(MAKE) -C libsecbuf install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+qemu-shell: deps guest
+	qemu/run-guest --shell
+
+clean:
+	rm -rf build

@@ -1,0 +1,117 @@
+#!/bin/bash
+# Build the guest kernel: unpack Debian's linux-source-6.1, apply the series
+# (patched) or not (stock), configure tinyconfig + kernel/config/*.config and
+# build bzImage.  Trees are cached under build/kernel/ by a hash of everything
+# that goes into them, so an unchanged rebuild is a lookup.
+#
+# usage: kernel/build.sh patched|stock     prints the tree's path on stdout
+set -euo pipefail
+
+variant=${1:?usage: kernel/build.sh patched|stock}
+case "$variant" in patched|stock) ;; *) echo "kernel: unknown variant $variant" >&2; exit 2 ;; esac
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+src_tar=/usr/src/linux-source-6.1.tar.xz
+kdir=$top/kernel
+out=$top/build/kernel
+mkdir -p "$out"
+
+t0=$SECONDS
+stage() { echo "==> kernel($variant): $*" >&2; }
+fail() { echo "kernel($variant): error: $*" >&2; exit 1; }
+
+[ -r "$src_tar" ] || fail "$src_tar missing: run 'make deps'"
+src_version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
+
+# Patches in series order; stock builds apply none.
+patches=()
+if [ "$variant" = patched ]; then
+	while read -r p; do
+		p=${p%%#*}; p=${p//[[:space:]]/}
+		[ -n "$p" ] && patches+=("$kdir/patches/$p")
+	done < "$kdir/patches/series"
+fi
+for p in "${patches[@]}"; do [ -r "$p" ] || fail "series names missing patch $p"; done
+
+hash=$( {
+	echo "$variant $src_version $(stat -c %s "$src_tar")"
+	cat "$kdir/build.sh" "$kdir"/config/*.config
+	for p in "${patches[@]}"; do echo "$p"; cat "$p"; done
+} | sha256sum | cut -c1-16)
+tree=$out/$variant-$hash
+
+if [ -f "$tree/.secbuf-built" ]; then
+	ln -sfn "$(basename "$tree")" "$out/$variant"
+	stage "cached $(basename "$tree")"
+	echo "$tree"
+	exit 0
+fi
+
+# One build at a time: two cores cannot take more, and trees must not race.
+exec 9>"$out/.lock"
+flock 9
+if [ -f "$tree/.secbuf-built" ]; then
+	ln -sfn "$(basename "$tree")" "$out/$variant"
+	echo "$tree"
+	exit 0
+fi
+
+rm -rf "$tree"
+mkdir -p "$tree"
+log=$tree/build.log
+
+stage "unpack $src_tar ($src_version)"
+tar -xJf "$src_tar" -C "$tree" --strip-components=1
+
+for p in "${patches[@]}"; do
+	name=$(basename "$p")
+	stage "apply $name"
+	if ! res=$(patch -d "$tree" -p1 --fuzz=0 --no-backup-if-mismatch -N < "$p" 2>&1); then
+		echo "$res" >&2
+		fail "patch $name does not apply"
+	fi
+	if grep -Eq 'with fuzz|offset|FAILED|reject' <<<"$res"; then
+		echo "$res" >&2
+		fail "patch $name applies only with fuzz or offset; regenerate it"
+	fi
+done
+
+stage "configure tinyconfig + $(cd "$kdir/config" && echo *.config)"
+make -C "$tree" -s tinyconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "tinyconfig failed (log: $log)"; }
+(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$kdir"/config/*.config) >>"$log" 2>&1 ||
+	{ tail -50 "$log" >&2; fail "merge_config failed (log: $log)"; }
+make -C "$tree" -s olddefconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "olddefconfig failed"; }
+
+# Kconfig silently drops options whose dependencies are unmet; refuse that.
+dropped=()
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*) grep -qxF "$line" "$tree/.config" || dropped+=("$line") ;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }; opt=${opt%% *}
+		grep -q "^$opt=" "$tree/.config" && dropped+=("$line") ;;
+	esac
+done < <(cat "$kdir"/config/*.config)
+if [ ${#dropped[@]} -gt 0 ]; then
+	printf '  %s\n' "${dropped[@]}" >&2
+	fail "${#dropped[@]} option(s) of kernel/config did not land in .config (unmet dependencies?)"
+fi
+
+stage "build bzImage with -j$(nproc) (log: ${log#"$top"/})"
+tb=$SECONDS
+if ! make -C "$tree" -j"$(nproc)" bzImage >>"$log" 2>&1; then
+	tail -60 "$log" >&2
+	fail "kernel build failed (full log: $log)"
+fi
+stage "bzImage built in $((SECONDS - tb)) s"
+
+# Userspace test programs compile against this tree's uapi headers.
+make -C "$tree" -s headers_install INSTALL_HDR_PATH="$tree/usr" >>"$log" 2>&1 ||
+	{ tail -20 "$log" >&2; fail "headers_install failed"; }
+
+touch "$tree/.secbuf-built"
+ln -sfn "$(basename "$tree")" "$out/$variant"
+# A tree is ~1 GiB; keep only the current one of each variant.
+find "$out" -maxdepth 1 -name "$variant-*" ! -name "$(basename "$tree")" -exec rm -rf {} +
+stage "done in $((SECONDS - t0)) s"
+echo "$tree"
