@@ -1,0 +1,100 @@
+/*
+ * secbuf.h - secure buffers: guard pages, canaries, lock-on-fault,
+ * no core dump, no fork leak, wipe on free.
+ *
+ * A buffer is laid out as   [guard][data pages ...][guard]   with the end of
+ * the caller's bytes flush against the trailing guard page: a one-byte
+ * overflow faults.  The pointer is 16-byte aligned, so up to 15 padding bytes
+ * may follow the data; they are checked like a canary on free.  A canary in
+ * front of the pointer catches underflows within the page.  Corruption,
+ * double frees and foreign pointers print a message and abort().
+ *
+ * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
+ * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
+ */
+#ifndef SECBUF_H
+#define SECBUF_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Flags for secbuf_alloc_flags(). */
+#define SECBUF_POPULATE		0x1u	/* fault in and lock every page now */
+#define SECBUF_BEST_EFFORT	0x2u	/* succeed unlocked if locking is refused */
+
+/* Access modes for secbuf_protect(). */
+#define SECBUF_NOACCESS		0
+#define SECBUF_READONLY		1
+#define SECBUF_READWRITE	2
+
+/* Lock methods, best first. */
+#define SECBUF_LOCK_MAP_LOCKONFAULT	0	/* mmap(MAP_LOCKONFAULT), patched kernel */
+#define SECBUF_LOCK_MLOCK2_ONFAULT	1	/* mmap + mlock2(MLOCK_ONFAULT), Linux >= 4.4 */
+#define SECBUF_LOCK_MLOCK		2	/* mmap + mlock (eager: SECBUF_POPULATE only) */
+#define SECBUF_LOCK_NONE		3	/* not locked */
+
+struct secbuf_stat {
+	size_t   size;            /* bytes asked for */
+	size_t   mapped_bytes;    /* data pages mapped (excluding guards) */
+	size_t   resident_pages;  /* data pages resident now (mincore) */
+	size_t   locked_pages;    /* resident_pages when the region is locked, else 0 */
+	int      lock_method;     /* SECBUF_LOCK_* actually used for this buffer */
+	unsigned flags;           /* flags passed to secbuf_alloc_flags */
+};
+
+/*
+ * Allocate size bytes, locked on first touch (strict: no lock, no buffer).
+ * Returns NULL and sets errno: EINVAL (size 0), ENOMEM (size too large, out
+ * of memory or address space, or over RLIMIT_MEMLOCK), EAGAIN or EPERM (over
+ * RLIMIT_MEMLOCK), EOPNOTSUPP (no lock-on-fault method), ENOSYS (SECBUF_LOCK
+ * forces a method the kernel lacks), EINVAL (SECBUF_LOCK names no method).
+ */
+void *secbuf_alloc(size_t size);
+
+/*
+ * secbuf_alloc() with flags SECBUF_POPULATE and/or SECBUF_BEST_EFFORT.
+ * Errors as secbuf_alloc(), plus EINVAL for unknown flags.  With
+ * SECBUF_BEST_EFFORT a refused lock yields an unlocked buffer instead.
+ */
+void *secbuf_alloc_flags(size_t size, unsigned flags);
+
+/*
+ * Check the canary and padding, wipe every resident data page, unmap.
+ * NULL is a no-op.  Corruption, a double free or a foreign pointer aborts.
+ */
+void secbuf_free(void *ptr);
+
+/*
+ * Set the access of the buffer's data pages to SECBUF_NOACCESS, _READONLY or
+ * _READWRITE.  Returns 0, or -1 with errno EINVAL (bad mode or NULL) or the
+ * error of mprotect(2).  A foreign pointer aborts.
+ */
+int secbuf_protect(void *ptr, int access);
+
+/* The size asked for; 0 for NULL.  A foreign pointer aborts. */
+size_t secbuf_size(const void *ptr);
+
+/*
+ * Fill *st.  Returns 0, or -1 with errno EINVAL (NULL argument) or the error
+ * of mincore(2).  A foreign pointer aborts.
+ */
+int secbuf_stat(const void *ptr, struct secbuf_stat *st);
+
+/*
+ * The process's lock method: SECBUF_LOCK_* as probed once (or as forced by
+ * SECBUF_LOCK).  Returns -1 with errno EINVAL (SECBUF_LOCK names no method)
+ * or ENOSYS (the forced method is not supported by this kernel).
+ */
+int secbuf_lock_method(void);
+
+/* "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method. */
+const char *secbuf_lock_method_name(int method);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SECBUF_H */

@@ -1,0 +1,23 @@
+/* The single error path for memory corruption and API misuse: say what, abort. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+void sb_misuse(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "libsecbuf: ");
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
+	va_end(ap);
+	strcat(msg, "\n");
+	/* write(2), not stdio: the heap may be what is corrupted. */
+	(void)!write(STDERR_FILENO, msg, strlen(msg));	/* aborting either way */
+	abort();
+}

@@ -1,0 +1,167 @@
+/*
+ * Regions: [guard][data][guard].  Only the data pages are locked, advised
+ * and protected; the guards stay PROT_NONE and unlocked.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+#ifndef MAP_LOCKONFAULT
+#define MAP_LOCKONFAULT 0x400000
+#endif
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT 0x01
+#endif
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#endif
+#ifndef PR_SET_VMA_ANON_NAME
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+/* The lock method this buffer gets, or -1 with errno when strict forbids it. */
+static int choose_method(int process_method, unsigned flags)
+{
+	int m = process_method;
+
+	/* mlock is eager: right only when the caller asked for every page. */
+	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE))
+		m = SECBUF_LOCK_NONE;
+	if (m == SECBUF_LOCK_NONE && !(flags & SECBUF_BEST_EFFORT)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return m;
+}
+
+/* A refused lock: the limit or the privilege, not a bad argument. */
+static int lock_refused(int err)
+{
+	return err == EAGAIN || err == ENOMEM || err == EPERM;
+}
+
+/*
+ * MAP_LOCKONFAULT buffers were locked by mmap itself.  Raw syscalls: the
+ * sanitizer runtimes turn mlock()/munlock() into no-ops.
+ */
+static int lock_data(const struct sb_region *r)
+{
+	switch (r->method) {
+	case SECBUF_LOCK_MLOCK2_ONFAULT:
+		return syscall(SYS_mlock2, r->data, r->data_len, MLOCK_ONFAULT);
+	case SECBUF_LOCK_MLOCK:
+		return syscall(SYS_mlock, r->data, r->data_len);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Map the data over the reserved range.  A refused lock is an error, or
+ * with SECBUF_BEST_EFFORT an unlocked buffer.
+ */
+static int map_data(struct sb_region *r, unsigned flags)
+{
+	int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+	int prot = PROT_READ | PROT_WRITE;
+
+	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT &&
+	    mmap(r->data, r->data_len, prot, mflags | MAP_LOCKONFAULT, -1, 0) != MAP_FAILED)
+		return 0;
+	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT) {
+		if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+			return -1;
+		r->method = SECBUF_LOCK_NONE;
+	}
+	if (mmap(r->data, r->data_len, prot, mflags, -1, 0) == MAP_FAILED)
+		return -1;
+	if (lock_data(r) == 0)
+		return 0;
+	if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+		return -1;
+	/* mlock may have locked part of the range before failing. */
+	syscall(SYS_munlock, r->data, r->data_len);
+	r->method = SECBUF_LOCK_NONE;
+	return 0;
+}
+
+static int advise(const struct sb_region *r)
+{
+	if (madvise(r->data, r->data_len, MADV_DONTDUMP) < 0)
+		return -1;
+	/* A forked child sees zeros; before 4.14 it sees nothing at all. */
+	if (madvise(r->data, r->data_len, MADV_WIPEONFORK) < 0 &&
+	    (errno != EINVAL || madvise(r->data, r->data_len, MADV_DONTFORK) < 0))
+		return -1;
+	/* A huge page would make one touch lock 2 MiB; EINVAL: no THP here. */
+	if (madvise(r->data, r->data_len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
+		return -1;
+	/* EINVAL: kernel built without CONFIG_ANON_VMA_NAME. */
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)r->base,
+		  r->map_len, (unsigned long)"secbuf") < 0 && errno != EINVAL)
+		return -1;
+	return 0;
+}
+
+/* Write-fault every page, so lock-on-fault methods lock it now. */
+static void populate(const struct sb_region *r)
+{
+	size_t page = sb_caps()->page, off;
+
+	for (off = 0; off < r->data_len; off += page)
+		*(volatile unsigned char *)(r->data + off) = 0;
+}
+
+int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
+{
+	const struct sb_caps *caps = sb_caps();
+	int err;
+
+	if (caps->method < 0) {
+		errno = caps->err;
+		return -1;
+	}
+	r->method = choose_method(caps->method, flags);
+	if (r->method < 0)
+		return -1;
+	r->data_len = data_len;
+	r->map_len = data_len + 2 * caps->page;
+	/* Reserve the whole range first; the data is mapped over its middle. */
+	r->base = mmap(NULL, r->map_len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r->base == MAP_FAILED) {
+		/* All else is constant, so EINVAL is about the length (valgrind). */
+		if (errno == EINVAL)
+			errno = ENOMEM;
+		return -1;
+	}
+	r->data = r->base + caps->page;
+	if (map_data(r, flags) < 0 || advise(r) < 0) {
+		err = errno;
+		munmap(r->base, r->map_len);
+		errno = err;
+		return -1;
+	}
+	if ((flags & SECBUF_POPULATE) && r->method != SECBUF_LOCK_MLOCK)
+		populate(r);
+	return 0;
+}
+
+int sb_region_protect(const struct sb_region *r, int prot)
+{
+	return mprotect(r->data, r->data_len, prot);
+}
+
+void sb_region_unmap(const struct sb_region *r)
+{
+	if (munmap(r->base, r->map_len) < 0)
+		sb_misuse("munmap(%p, %zu) failed: region metadata is corrupt",
+			  (void *)r->base, r->map_len);
+}

@@ -1,0 +1,100 @@
+/* The public API: argument checks and the order of the steps, nothing more. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT)
+
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) & ~(to - 1);
+}
+
+SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
+{
+	size_t page = sb_caps()->page;
+	struct sb_meta m = { .size = size, .flags = flags };
+	int err;
+
+	if (size == 0 || (flags & ~ALL_FLAGS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Canary, alignment and two guards must fit without wrapping. */
+	if (size > SIZE_MAX - 4 * page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
+					      SB_CANARY_SIZE, page), flags) < 0)
+		return NULL;
+	/* Flush against the trailing guard, rounded down to the alignment. */
+	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
+				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
+	sb_canary_fill(&m);
+	if (sb_registry_add(&m) < 0) {
+		err = errno;
+		sb_region_unmap(&m.region);
+		errno = err;
+		return NULL;
+	}
+	return m.user;
+}
+
+SB_API void *secbuf_alloc(size_t size)
+{
+	return secbuf_alloc_flags(size, 0);
+}
+
+SB_API void secbuf_free(void *ptr)
+{
+	struct sb_meta m;
+	int err = errno;
+
+	if (!ptr)
+		return;
+	sb_registry_take(ptr, &m, "secbuf_free");
+	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
+		sb_misuse("secbuf_free(%p): cannot make the buffer writable to "
+			  "wipe it", ptr);
+	sb_canary_check(&m, "secbuf_free");
+	/* mincore failing on our own mapping is unexpected: wipe it all. */
+	if (sb_wipe_resident(m.region.data, m.region.data_len) < 0)
+		sb_wipe(m.region.data, m.region.data_len);
+#ifdef SECBUF_TEST_KEEP_MAPPING
+	/* Wipe-proof test build only: leave the wiped pages readable. */
+	if (sb_region_protect(&m.region, PROT_READ) < 0)
+		sb_misuse("secbuf_free(%p): mprotect failed", ptr);
+#else
+	sb_region_unmap(&m.region);
+#endif
+	errno = err;
+}
+
+SB_API int secbuf_protect(void *ptr, int access)
+{
+	static const int prot[] = {
+		[SECBUF_NOACCESS] = PROT_NONE,
+		[SECBUF_READONLY] = PROT_READ,
+		[SECBUF_READWRITE] = PROT_READ | PROT_WRITE,
+	};
+	struct sb_meta m;
+
+	if (!ptr || access < SECBUF_NOACCESS || access > SECBUF_READWRITE) {
+		errno = EINVAL;
+		return -1;
+	}
+	sb_registry_get(ptr, &m, "secbuf_protect");
+	return sb_region_protect(&m.region, prot[access]);
+}
+
+SB_API size_t secbuf_size(const void *ptr)
+{
+	struct sb_meta m;
+
+	if (!ptr)
+		return 0;
+	sb_registry_get(ptr, &m, "secbuf_size");
+	return m.size;
+}

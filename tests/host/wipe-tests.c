@@ -1,0 +1,109 @@
+/*
+ * Proof of the wipe.  Linked against a test-only build of libsecbuf
+ * (-DSECBUF_TEST_KEEP_MAPPING) whose free wipes but leaves the data mapped
+ * read-only, so what free left behind can be read back.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <secbuf.h>
+#include "harness.h"
+
+#ifndef SECBUF_TEST_KEEP_MAPPING
+#error "wipe-tests must be built against the SECBUF_TEST_KEEP_MAPPING library"
+#endif
+
+static size_t nonzero(const unsigned char *p, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += p[i] != 0;
+	return n;
+}
+
+static size_t resident(unsigned char *p, size_t len)
+{
+	unsigned char vec[64];
+	size_t i, n = 0, pages = len / sbt_page();
+
+	ck_assert_uint_le(pages, sizeof(vec));
+	ck_assert_int_eq(mincore(p, len, vec), 0);
+	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+START_TEST(wipe_zeroes_what_was_written)
+{
+	size_t page = sbt_page(), size = 32 * page - 100;
+	unsigned char *p = secbuf_alloc_flags(size, sbt_flags(0));
+	unsigned char *start;
+	struct secbuf_stat st;
+	size_t before;
+
+	ck_assert_ptr_nonnull(p);
+	start = sbt_data_start(p);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	memset(p, 0xa5, 2 * page);		/* first pages */
+	memset(p + size - 300, 0x5a, 300);	/* and the last */
+	/* Reading untouched pages would fault them in: count first. */
+	before = resident(start, st.mapped_bytes);
+	ck_assert_uint_lt(before, st.mapped_bytes / page);
+	secbuf_free(p);
+	/* Pages never touched were not faulted in by the wipe... */
+	ck_assert_uint_eq(resident(start, st.mapped_bytes), before);
+	/* ...and every byte written (and the canary, padding) is zero now. */
+	ck_assert_uint_eq(nonzero(start, st.mapped_bytes), 0);
+}
+END_TEST
+
+START_TEST(wipe_after_noaccess)
+{
+	unsigned char *p = secbuf_alloc_flags(17, sbt_flags(0));
+	unsigned char *start;
+	struct secbuf_stat st;
+
+	ck_assert_ptr_nonnull(p);
+	start = sbt_data_start(p);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	memset(p, 0xff, 17);
+	ck_assert_int_eq(secbuf_protect(p, SECBUF_NOACCESS), 0);
+	secbuf_free(p);
+	ck_assert_uint_eq(nonzero(start, st.mapped_bytes), 0);
+}
+END_TEST
+
+START_TEST(wipe_populated)
+{
+	size_t size = 40 * sbt_page();
+	unsigned char *p = secbuf_alloc_flags(size, sbt_flags(SECBUF_POPULATE));
+	unsigned char *start;
+	struct secbuf_stat st;
+
+	ck_assert_ptr_nonnull(p);
+	start = sbt_data_start(p);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	memset(p, 0x11, size);
+	secbuf_free(p);
+	ck_assert_uint_eq(nonzero(start, st.mapped_bytes), 0);
+}
+END_TEST
+
+static const char *needs_method(void)
+{
+	return secbuf_lock_method() < 0 ? "SECBUF_LOCK forces a method not supported here" : NULL;
+}
+
+int main(void)
+{
+	const struct sbt_test tests[] = {
+		SBT(wipe_zeroes_what_was_written, needs_method),
+		SBT(wipe_after_noaccess, needs_method),
+		SBT(wipe_populated, needs_method),
+	};
+
+	return sbt_run("libsecbuf-wipe", tests, sizeof(tests) / sizeof(tests[0]));
+}
