@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proof-core: a child holding a secbuf secret, a memfd_secret secret and a
+ * control secret in malloc memory dies of SIGABRT with core dumps on.  The
+ * core file must hold the control marker (so the search works) and neither
+ * of the other two.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "lib-mark.h"
+#include "lib-tap.h"
+#include "secbuf.h"
+
+#define CORE_PATTERN	"/tmp/proof-core.%p"
+#define PATTERN_FILE	"/proc/sys/kernel/core_pattern"
+
+enum { M_SECBUF, M_SECRETMEM, M_CONTROL, M_COUNT };
+static const char *const mark_name[M_COUNT] = { "secbuf", "memfd_secret", "control" };
+
+/* The child: secrets go from getrandom() to their memory and from there
+ * straight into the pipe, so the parent learns them without a copy in the
+ * child. */
+static void __attribute__((noreturn)) child(int fd, int method)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	unsigned flags = method == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE :
+			 method == SECBUF_LOCK_NONE ? SECBUF_BEST_EFFORT : 0;
+	unsigned char *m[M_COUNT];
+
+	if (setrlimit(RLIMIT_CORE, &unlimited) < 0)
+		_exit(2);
+	m[M_SECBUF] = secbuf_alloc_flags(4096, flags);
+	m[M_SECRETMEM] = secretmem_map(4096);
+	m[M_CONTROL] = malloc(4096);
+	for (int i = 0; i < M_COUNT; i++) {
+		if (!m[i] || m[i] == MAP_FAILED || mark_fill(m[i]) < 0 ||
+		    write(fd, m[i], MARK_LEN) != MARK_LEN)
+			_exit(3 + i);
+	}
+	close(fd);
+	abort();
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+int main(void)
+{
+	int method = secbuf_lock_method();
+	const char *name = secbuf_lock_method_name(method);
+	unsigned char marks[M_COUNT][MARK_LEN];
+	size_t hits[M_COUNT], core_len = 0;
+	char old_pattern[256] = "core", core_path[64];
+	int fds[2], status;
+	unsigned char *core;
+	bool ok = true;
+	FILE *f;
+	pid_t pid;
+
+	tap_subject("core", getenv("SECBUF_LOCK"));
+	if (!name)
+		tap_bail("secbuf_lock_method: %s", strerror(errno));
+	tap_subject("core", name);
+	f = fopen(PATTERN_FILE, "re");
+	if (f) {
+		if (fgets(old_pattern, sizeof(old_pattern), f))
+			old_pattern[strcspn(old_pattern, "\n")] = '\0';
+		fclose(f);
+	}
+	if (write_text(PATTERN_FILE, CORE_PATTERN) < 0 || pipe(fds) < 0)
+		tap_bail("core_pattern: %s", strerror(errno));
+
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		child(fds[1], method);
+	}
+	close(fds[1]);
+	for (int i = 0; i < M_COUNT; i++)
+		if (read(fds[0], marks[i], MARK_LEN) != MARK_LEN)
+			memset(marks[i], 0, MARK_LEN);
+	if (waitpid(pid, &status, 0) < 0)
+		tap_bail("waitpid: %s", strerror(errno));
+	write_text(PATTERN_FILE, old_pattern);
+	if (!tap_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && WCOREDUMP(status),
+		       "child died of SIGABRT and dumped core (status 0x%x)", status))
+		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+
+	snprintf(core_path, sizeof(core_path), "/tmp/proof-core.%d", (int)pid);
+	core = mark_slurp(core_path, &core_len);
+	if (!tap_check(core != NULL, "core file %s read (%zu kB)", core_path, core_len / 1024))
+		tap_bail("%s: %s", core_path, strerror(errno));
+	for (int i = 0; i < M_COUNT; i++)
+		hits[i] = mark_count(core, core_len, marks[i]);
+	ok &= tap_check(hits[M_CONTROL] > 0, "control marker found in the core (%zu hits): the search works",
+			hits[M_CONTROL]);
+	ok &= tap_check(hits[M_SECBUF] == 0, "secbuf marker not in the core (%zu hits)", hits[M_SECBUF]);
+	tap_check(hits[M_SECRETMEM] == 0, "memfd_secret marker not in the core (%zu hits)",
+		  hits[M_SECRETMEM]);
+	free(core);
+	unlink(core_path);
+
+	for (int i = 0; i < M_COUNT; i++)
+		tap_report("core %s: %s marker %zu hits in a %zu kB core", name, mark_name[i], hits[i],
+			   core_len / 1024);
+	tap_summary("core", name, ok, "secbuf %zu hits, control %zu hits (%zu kB core)",
+		    hits[M_SECBUF], hits[M_CONTROL], core_len / 1024);
+	tap_summary("core", "memfd_secret", hits[M_SECRETMEM] == 0 && hits[M_CONTROL] > 0,
+		    "memfd_secret %zu hits, control %zu hits", hits[M_SECRETMEM], hits[M_CONTROL]);
+	return tap_done();
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * proof-swap: in a cgroup with a small memory.max, write random markers into
+ * a secbuf (lock method from SECBUF_LOCK), into ordinary malloc memory (the
+ * control) and into a memfd_secret mapping, print them as "# KEEP:" lines
+ * for the host's scan of the raw swap image, then apply memory pressure in
+ * the same cgroup (at least 3 x memory.max, more until pagemap shows the
+ * control pages swapped out, at most 192 MiB).  The
+ * secbuf pages must still be present and unevictable; with SECBUF_LOCK=none
+ * (the negative control) they must have been swapped out instead.  The
+ * process exits without freeing anything; the guest then powers off without
+ * swapoff, and tests/guest/scan-swap searches the image.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "lib-cgroup.h"
+#include "lib-mark.h"
+#include "lib-proc.h"
+#include "lib-tap.h"
+#include "secbuf.h"
+
+#define CGROUP		"proof-swap"
+#define MEMORY_MAX	"32M"
+#define NMARK		64		/* marker pages per kind */
+#define NSECRET		16		/* memfd_secret marker pages */
+#define CHUNK		(4UL << 20)	/* pressure step */
+#define PRESSURE_MIN	(96UL << 20)	/* 3 x memory.max: the whole group cycles */
+#define PRESSURE_MAX	(192UL << 20)	/* the swap image is 256 MiB */
+
+static size_t page;
+
+struct region {
+	unsigned char *start;	/* page-aligned */
+	size_t npages;
+};
+
+/* One marker per page, at the same offset of every page from p. */
+static struct region mark_pages(const char *label, unsigned char *p, size_t n)
+{
+	struct region r;
+
+	for (size_t i = 0; i < n; i++) {
+		if (mark_fill(p + i * page + 64) < 0)
+			tap_bail("getrandom: %s", strerror(errno));
+		mark_keep(label, p + i * page + 64);
+	}
+	/* The pages holding the markers, first to last. */
+	r.start = (unsigned char *)(((uintptr_t)p + 64) & ~(page - 1));
+	r.npages = ((uintptr_t)p + (n - 1) * page + 64 + MARK_LEN - 1 - (uintptr_t)r.start) / page + 1;
+	return r;
+}
+
+static struct page_census census(struct region r)
+{
+	struct page_census c;
+
+	if (page_census(r.start, r.npages, &c) < 0)
+		tap_bail("census: %s", strerror(errno));
+	return c;
+}
+
+int main(void)
+{
+	int method = secbuf_lock_method();
+	const char *name = secbuf_lock_method_name(method);
+	bool negative = method == SECBUF_LOCK_NONE, ok = true;
+	struct page_census sc, cc, mc;
+	struct region sr, cr, mr;
+	unsigned char *sec, *ctl, *smem;
+	size_t pressure = 0;
+	long swap_kb;
+
+	page = sysconf(_SC_PAGESIZE);
+	tap_subject("swap-guest", getenv("SECBUF_LOCK"));
+	if (!name)
+		tap_bail("secbuf_lock_method: %s", strerror(errno));
+	tap_subject("swap-guest", name);
+	if (meminfo_kb("SwapTotal") <= 0)
+		tap_bail("no swap device: run with --swap");
+	if (cgroup_enter(CGROUP, MEMORY_MAX) < 0)
+		tap_bail("cgroup " CGROUP ": %s", strerror(errno));
+	if (mlock_pin_cpu() < 0)
+		tap_bail("pin: %s", strerror(errno));
+	tap_diag("lock method %s, cgroup %s memory.max %s", name, CGROUP, MEMORY_MAX);
+
+	/* mlock is only offered with POPULATE, none only with BEST_EFFORT. */
+	sec = secbuf_alloc_flags(NMARK * page, method == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE :
+				 negative ? SECBUF_BEST_EFFORT : 0);
+	ctl = aligned_alloc(page, NMARK * page);
+	smem = secretmem_map(NSECRET * page);
+	if (!sec || !ctl || smem == MAP_FAILED)
+		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p): %s", (void *)sec,
+			 (void *)ctl, (void *)smem, strerror(errno));
+	tap_keep("method %s", name);
+	tap_keep("expect secbuf=%s", negative ? "leak" : "none");
+	sr = mark_pages("secbuf", sec, NMARK);
+	cr = mark_pages("control", ctl, NMARK);
+	mr = mark_pages("memfd_secret", smem, NSECRET);
+
+	/* Pressure: new anonymous memory in the same cgroup, kept mapped. */
+	do {
+		unsigned char *q = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (q == MAP_FAILED)
+			tap_bail("pressure mmap: %s", strerror(errno));
+		for (size_t off = 0; off < CHUNK; off += page)
+			q[off] = 0x5a;
+		pressure += CHUNK;
+		cc = census(cr);
+		sc = census(sr);
+	} while (pressure < PRESSURE_MIN || (pressure < PRESSURE_MAX &&
+		 (cc.swapped < cr.npages || (negative && sc.swapped < sr.npages))));
+
+	/* Let swap writeback finish before the guest powers off. */
+	for (int i = 0; i < 50 && meminfo_kb("Writeback") > 0; i++)
+		usleep(100000);
+	if (mlock_drain() < 0)
+		tap_bail("drain: %s", strerror(errno));
+	sc = census(sr);
+	cc = census(cr);
+	mc = census(mr);
+	swap_kb = meminfo_kb("SwapTotal") - meminfo_kb("SwapFree");
+
+	ok &= tap_check(cc.swapped > 0, "control pages swapped out (%zu/%zu) after %zu MiB of pressure%s",
+			cc.swapped, cr.npages, pressure >> 20, cc.swapped ? "" : ": inconclusive");
+	if (negative) {
+		ok &= tap_check(sc.swapped > 0,
+				"negative control: unlocked secbuf pages swapped out (%zu/%zu)",
+				sc.swapped, sr.npages);
+	} else {
+		ok &= tap_check(sc.present == sr.npages && sc.swapped == 0,
+				"secbuf pages all present, none swapped (%zu/%zu present, %zu swapped)",
+				sc.present, sr.npages, sc.swapped);
+		ok &= tap_check(sc.unevictable == sc.present && sc.mlocked == sc.present,
+				"secbuf pages unevictable and mlocked (%zu, %zu of %zu)",
+				sc.unevictable, sc.mlocked, sc.present);
+	}
+	tap_check(mc.present == mr.npages && mc.swapped == 0,
+		  "memfd_secret pages all present, none swapped (%zu/%zu present, %zu swapped)",
+		  mc.present, mr.npages, mc.swapped);
+	tap_diag("mlock batch drained: %s", MLOCK_DRAIN_HOW);
+
+	tap_report("swap %s: %zu MiB pressure in memory.max=%s, %ld kB swapped; control %zu/%zu pages swapped; secbuf %zu present, %zu swapped, %zu unevictable of %zu; memfd_secret %zu present, %zu swapped of %zu",
+		   name, pressure >> 20, MEMORY_MAX, swap_kb, cc.swapped, cr.npages, sc.present,
+		   sc.swapped, sc.unevictable, sr.npages, mc.present, mc.swapped, mr.npages);
+	tap_summary("swap-guest", negative ? "none (neg. control)" : name, ok, "control %zu/%zu swapped; secbuf %zu swapped, %zu/%zu unevictable",
+		    cc.swapped, cr.npages, sc.swapped, sc.unevictable, sr.npages);
+	/* No free, no swapoff: the image keeps whatever reached it. */
+	return tap_done();
+}
