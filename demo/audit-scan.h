@@ -1,0 +1,45 @@
+/*
+ * audit-scan.h - what secbuf-audit learns about one process's mappings from
+ * /proc/PID/smaps, /proc/PID/pagemap and (as root) /proc/kpageflags.
+ */
+#ifndef SECBUF_AUDIT_SCAN_H
+#define SECBUF_AUDIT_SCAN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SECBUF_VMA_NAME "[anon:secbuf]"
+
+struct audit_map {
+	unsigned long start, end;	/* the part audited (clipped to --range) */
+	char perms[5];
+	char name[256];
+	char vmflags[128];		/* the smaps VmFlags line as printed */
+	int lo, lf, dd, wf;		/* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
+	unsigned long pages;
+	unsigned long resident;		/* pagemap bit 63 */
+	unsigned long swapped;		/* pagemap bit 62 */
+	unsigned long locked;		/* resident and mlocked (see audit_scan()) */
+	unsigned long unevictable;	/* kpageflags bit 18; only with kpageflags */
+	unsigned long evictable;	/* resident but not locked: reclaim may swap it */
+};
+
+struct audit_select {
+	int all;			/* every VM_LOCKED mapping too */
+	int have_range;
+	unsigned long range_start, range_end;
+};
+
+/*
+ * Collect the selected mappings of pid: those named [anon:secbuf], plus every
+ * locked one with sel->all, or those overlapping sel's range.  *kpageflags
+ * says whether page flags could be read (root): then a page counts as locked
+ * when KPF_MLOCKED (bit 33) or KPF_UNEVICTABLE (bit 18) is set.  Checking
+ * MLOCKED matters on 6.1: mlock sets PG_mlocked at once but moves the page
+ * to the unevictable LRU through a per-CPU batch, so bit 18 can lag.
+ * Without kpageflags a resident page in a VM_LOCKED mapping counts as
+ * locked.  Returns 0, or -1 with errno.
+ */
+int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags);
+
+#endif

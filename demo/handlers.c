@@ -1,0 +1,240 @@
+/* handlers.c - decode each operation's fields, run it, encode the reply. */
+#include "handlers.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secbuf.h"
+
+#define STATS_MAX (KEYSTORE_MAX + 2)
+
+static int fail(struct reply *r, uint8_t status, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->status = status;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* Allocate the reply frame for fields of these lengths and point ptrs at them. */
+static int reply_alloc(struct reply *r, struct arena *ar, unsigned n, const uint32_t *lens, uint8_t **ptrs)
+{
+	size_t size = sb_frame_size(n, lens);
+
+	r->frame = size ? arena_get(ar, size) : NULL;
+	if (!r->frame)
+		return fail(r, SB_E_BUSY, "working buffer full: reply of %zu bytes does not fit", size);
+	sb_frame_layout(r->frame, SB_OK, n, lens, ptrs);
+	r->len = size;
+	return SB_OK;
+}
+
+static int reply_empty(struct reply *r, struct arena *ar)
+{
+	return reply_alloc(r, ar, 0, NULL, NULL);
+}
+
+static int lookup(const struct keystore *ks, const struct sb_field *name, struct reply *r, const struct key **k)
+{
+	if (!sb_name_valid(name->p, name->len))
+		return fail(r, SB_E_INVAL, "bad key name (1-%d of A-Z a-z 0-9 . _ -)", SB_NAME_MAX);
+	*k = ks_find(ks, name->p, name->len);
+	if (!*k)
+		return fail(r, SB_E_NOKEY, "no key named %.*s", (int)name->len, name->p);
+	return SB_OK;
+}
+
+static int new_key(struct keystore *ks, struct arena *ar, uint8_t op, const struct sb_field *f, struct reply *r)
+{
+	const struct key *k = NULL;
+	uint32_t len = SB_PK_BYTES;
+	uint8_t *pk;
+	int st;
+
+	if (f[0].len != 1)
+		return fail(r, SB_E_MALFORMED, "key type must be one byte");
+	if (op == SB_OP_KEYGEN)
+		st = ks_generate(ks, f[0].p[0], f[1].p, f[1].len, &k);
+	else
+		st = ks_import(ks, f[0].p[0], f[1].p, f[1].len, f[2].p, f[2].len, &k);
+	if (st == SB_E_INVAL)
+		return fail(r, st, "bad key type, name or secret length (secrets are 32 bytes)");
+	if (st == SB_E_EXISTS)
+		return fail(r, st, "a key named %.*s exists", (int)f[1].len, f[1].p);
+	if (st != SB_OK)
+		return fail(r, st, "%s", sb_status_name(st));
+	if (reply_alloc(r, ar, 1, &len, &pk) == SB_OK)
+		memcpy(pk, k->pk, SB_PK_BYTES);
+	return r->status;
+}
+
+static int pubkey(const struct key *k, struct arena *ar, struct reply *r)
+{
+	uint32_t lens[2] = { 1, SB_PK_BYTES };
+	uint8_t *p[2];
+
+	if (reply_alloc(r, ar, 2, lens, p) != SB_OK)
+		return r->status;
+	p[0][0] = k->type;
+	memcpy(p[1], k->pk, SB_PK_BYTES);
+	return SB_OK;
+}
+
+/* sign, seal and open: one output field whose size follows from the input. */
+static int transform(const struct key *k, struct arena *ar, uint8_t op, const struct sb_field *in, struct reply *r)
+{
+	uint32_t len;
+	uint8_t *out;
+	int st;
+
+	if (op == SB_OP_SIGN)
+		len = SB_SIG_BYTES;
+	else if (op == SB_OP_SEAL)
+		len = in->len + SB_SEAL_BYTES;
+	else
+		len = in->len >= SB_SEAL_BYTES ? in->len - SB_SEAL_BYTES : 0;
+	if (len < in->len && op == SB_OP_SEAL)
+		return fail(r, SB_E_TOOBIG, "message too large to seal");
+	if (reply_alloc(r, ar, 1, &len, &out) != SB_OK)
+		return r->status;
+	if (op == SB_OP_SIGN)
+		st = ks_sign(k, in->p, in->len, out);
+	else if (op == SB_OP_SEAL)
+		st = ks_seal(k, in->p, in->len, out);
+	else
+		st = ks_open(k, in->p, in->len, out);
+	if (st != SB_OK) {
+		arena_put(ar, r->frame);
+		r->frame = NULL;
+		return fail(r, st, "%s with key %s: %s", sb_op_name(op), k->name, sb_status_name(st));
+	}
+	return SB_OK;
+}
+
+static int list(const struct keystore *ks, struct arena *ar, struct reply *r)
+{
+	uint32_t lens[KEYSTORE_MAX];
+	uint8_t *p[KEYSTORE_MAX];
+
+	for (unsigned i = 0; i < ks->n; i++)
+		lens[i] = 1 + strlen(ks->keys[i]->name);
+	if (reply_alloc(r, ar, ks->n, lens, p) != SB_OK)
+		return r->status;
+	for (unsigned i = 0; i < ks->n; i++) {
+		p[i][0] = ks->keys[i]->type;
+		memcpy(p[i] + 1, ks->keys[i]->name, lens[i] - 1);
+	}
+	return SB_OK;
+}
+
+static int stat_rec(const void *buf, const char *name, uint8_t type, struct sb_stat_rec *rec, struct reply *r)
+{
+	struct secbuf_stat st;
+
+	if (secbuf_stat(buf, &st) != 0)
+		return fail(r, SB_E_NOMEM, "secbuf_stat: %s", strerror(errno));
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->name, sizeof(rec->name), "%s", name);
+	rec->type = type;
+	rec->lock_method = st.lock_method;
+	rec->capacity = st.mapped_bytes;
+	rec->resident_pages = st.resident_pages;
+	rec->locked_pages = st.locked_pages;
+	rec->page_size = sysconf(_SC_PAGESIZE);
+	return SB_OK;
+}
+
+/* Records: the totals, the working buffer, then every key. */
+static int stats(const struct keystore *ks, struct arena *ar, struct reply *r)
+{
+	static struct sb_stat_rec rec[STATS_MAX];
+	static uint32_t lens[STATS_MAX];
+	uint8_t *p[STATS_MAX];
+	unsigned n = 2;
+
+	if (stat_rec(ar->base, "*buffer", 0, &rec[1], r))
+		return r->status;
+	for (unsigned i = 0; i < ks->n; i++, n++)
+		if (stat_rec(ks->keys[i]->sk, ks->keys[i]->name, ks->keys[i]->type, &rec[n], r))
+			return r->status;
+	rec[0] = rec[1];
+	snprintf(rec[0].name, sizeof(rec[0].name), "*total");
+	for (unsigned i = 2; i < n; i++) {
+		rec[0].capacity += rec[i].capacity;
+		rec[0].resident_pages += rec[i].resident_pages;
+		rec[0].locked_pages += rec[i].locked_pages;
+	}
+	for (unsigned i = 0; i < n; i++)
+		lens[i] = SB_STAT_FIXED + strlen(rec[i].name);
+	if (reply_alloc(r, ar, n, lens, p) != SB_OK)
+		return r->status;
+	for (unsigned i = 0; i < n; i++)
+		sb_stat_pack(p[i], &rec[i]);
+	return SB_OK;
+}
+
+/* Fields each operation takes. */
+static const unsigned nfields[SB_OP_MAX + 1] = {
+	[SB_OP_KEYGEN] = 2, [SB_OP_IMPORT] = 3, [SB_OP_PUBKEY] = 1, [SB_OP_SIGN] = 2,
+	[SB_OP_VERIFY] = 3, [SB_OP_SEAL] = 2, [SB_OP_OPEN] = 2, [SB_OP_LIST] = 0,
+	[SB_OP_DELETE] = 1, [SB_OP_STATS] = 0,
+};
+
+int handle_request(struct keystore *ks, struct arena *ar, uint8_t op,
+		   const uint8_t *body, uint32_t len, struct reply *r)
+{
+	struct sb_field f[SB_REQ_FIELDS_MAX];
+	const struct key *k;
+	int st;
+
+	memset(r, 0, sizeof(*r));
+	if (op < 1 || op > SB_OP_MAX)
+		return fail(r, SB_E_MALFORMED, "unknown operation %u", op);
+	if (nfields[op] == 0 ? len != 0 : sb_fields_parse(body, len, f, nfields[op], 0) < 0)
+		return fail(r, SB_E_MALFORMED, "%s takes %u fields", sb_op_name(op), nfields[op]);
+
+	switch (op) {
+	case SB_OP_KEYGEN:
+	case SB_OP_IMPORT:
+		return new_key(ks, ar, op, f, r);
+	case SB_OP_LIST:
+		return list(ks, ar, r);
+	case SB_OP_STATS:
+		return stats(ks, ar, r);
+	case SB_OP_DELETE:
+		if (lookup(ks, &f[0], r, &k) != SB_OK)
+			return r->status;
+		ks_delete(ks, f[0].p, f[0].len);
+		return reply_empty(r, ar);
+	}
+
+	if (lookup(ks, &f[0], r, &k) != SB_OK)
+		return r->status;
+	switch (op) {
+	case SB_OP_PUBKEY:
+		return pubkey(k, ar, r);
+	case SB_OP_VERIFY:
+		st = ks_verify(k, f[1].p, f[1].len, f[2].p, f[2].len);
+		if (st != SB_OK)
+			return fail(r, st, "verify with key %s: %s", k->name, sb_status_name(st));
+		return reply_empty(r, ar);
+	default:
+		return transform(k, ar, op, &f[1], r);
+	}
+}
+
+size_t error_frame(uint8_t *buf, uint8_t status, const char *msg)
+{
+	uint32_t len = strnlen(msg, SB_ERRMSG_MAX);
+	uint8_t *p;
+
+	sb_frame_layout(buf, status, 1, &len, &p);
+	memcpy(p, msg, len);
+	return SB_HDR_SIZE + SB_FIELD_HDR + len;
+}

@@ -1,0 +1,148 @@
+/* spawn.c - fork/exec helpers shared by the demo's host tests. */
+#define _GNU_SOURCE
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../client.h"
+
+const char *bindir = ".";
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void exec_prog(const char *prog, const char *const *args, const char *const *env)
+{
+	char path[4096];
+	const char *argv[32];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", bindir, prog);
+	argv[n++] = path;
+	for (; args && *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	for (; env && *env; env++)
+		putenv((char *)*env);
+	execv(path, (char *const *)argv);
+	fprintf(stderr, "exec %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+pid_t daemon_start(const char *socket, const char *const *args, const char *const *env, const char *errlog)
+{
+	const char *argv[32] = { "-s", socket };
+	int n = 2, fd;
+	pid_t pid;
+
+	for (; args && *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int log = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		/* Never hold the test's stdout open, and never outlive the test. */
+		if (log >= 0) {
+			dup2(log, 1);
+			dup2(log, 2);
+		}
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		exec_prog("secbufd", argv, env);
+	}
+	if (pid < 0)
+		return -1;
+	for (int i = 0; i < 500; i++) {
+		fd = sb_connect(socket);
+		if (fd >= 0) {
+			close(fd);
+			return pid;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+int wait_exit(pid_t pid, int timeout_ms)
+{
+	int status;
+
+	for (int t = 0; t <= timeout_ms; t += 10) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return -1;
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+int daemon_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	status = wait_exit(pid, 5000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return status;
+}
+
+int run_capture(const char *prog, const char *const *args, char *out, size_t outsz)
+{
+	char drain[4096];
+	int p[2], status;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		exec_prog(prog, args, NULL);
+	}
+	close(p[1]);
+	while (pid > 0 && got < outsz - 1 && (n = read(p[0], out + got, outsz - 1 - got)) > 0)
+		got += n;
+	out[got] = '\0';
+	/* Drain the rest so that a chatty child never blocks on the pipe. */
+	while (pid > 0 && read(p[0], drain, sizeof(drain)) > 0)
+		;
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+char *test_dir(void)
+{
+	static char dir[] = "/tmp/secbufd-test.XXXXXX";
+
+	if (!mkdtemp(dir) || chmod(dir, 0755) < 0)
+		return NULL;
+	return dir;
+}

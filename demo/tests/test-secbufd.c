@@ -1,0 +1,515 @@
+/*
+ * test-secbufd - host tests of secbufd through its socket: round trips,
+ * bad input, access control, load, strict mode and the SIGTERM wipe.
+ * usage: test-secbufd BINDIR   (prints TAP)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "../client.h"
+#include "spawn.h"
+#include "tap.h"
+
+#define NOBODY		65534
+#define NCLIENTS	50
+#define ROUNDS		20
+
+static char sock[256], errlog[256];
+
+static struct sb_field fld(const void *p, size_t len)
+{
+	return (struct sb_field){ .p = p, .len = len };
+}
+
+static struct sb_field str(const char *s)
+{
+	return fld(s, strlen(s));
+}
+
+/* One request on a fresh connection; the reply status, or -1 on I/O error. */
+static int call(uint8_t op, unsigned n, const struct sb_field *f, struct sb_reply *r)
+{
+	int fd = sb_connect(sock), rc = -1;
+
+	if (fd >= 0 && sb_call(fd, op, n, f, r) == 0)
+		rc = r->status;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int call_status(uint8_t op, unsigned n, const struct sb_field *f)
+{
+	struct sb_reply r;
+	int st = call(op, n, f, &r);
+
+	if (st >= 0)
+		sb_reply_free(&r);
+	return st;
+}
+
+static int keygen(unsigned type, const char *name, uint8_t *pk)
+{
+	uint8_t t = type;
+	struct sb_field f[2] = { fld(&t, 1), str(name) };
+	struct sb_reply r;
+	int st = call(SB_OP_KEYGEN, 2, f, &r);
+
+	if (st == SB_OK && r.nf == 1 && r.f[0].len == 32)
+		memcpy(pk, r.f[0].p, 32);
+	else if (st == SB_OK)
+		st = -1;
+	if (st >= 0)
+		sb_reply_free(&r);
+	return st;
+}
+
+static void test_sign_verify(void)
+{
+	uint8_t pk[32], msg[1000], sig[64];
+	struct sb_field f[3];
+	struct sb_reply r;
+	int st, got = 0;
+
+	randombytes_buf(msg, sizeof(msg));
+	tap_ok(keygen(SB_KEY_ED25519, "signer", pk) == SB_OK, "keygen ed25519 returns a public key");
+	f[0] = str("signer");
+	f[1] = fld(msg, sizeof(msg));
+	st = call(SB_OP_SIGN, 2, f, &r);
+	if (st == SB_OK && r.nf == 1 && r.f[0].len == 64) {
+		memcpy(sig, r.f[0].p, 64);
+		got = 1;
+	}
+	if (st >= 0)
+		sb_reply_free(&r);
+	tap_ok(got, "sign returns a 64-byte signature");
+	tap_ok(got && crypto_sign_verify_detached(sig, msg, sizeof(msg), pk) == 0,
+	       "the signature verifies with libsodium and the returned public key");
+	f[2] = fld(sig, 64);
+	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_OK, "verify accepts the signature");
+	msg[10] ^= 1;
+	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_E_BADSIG, "verify rejects a changed message");
+	msg[10] ^= 1;
+	sig[0] ^= 0x80;
+	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_E_BADSIG, "verify rejects a changed signature");
+}
+
+static void test_seal_open(void)
+{
+	size_t len = 1 << 20;
+	uint8_t pk[32], *msg = malloc(len), *box = malloc(len + crypto_box_SEALBYTES);
+	struct sb_field f[2];
+	struct sb_reply r;
+	int st, same = 0;
+
+	randombytes_buf(msg, len);
+	tap_ok(keygen(SB_KEY_X25519, "sealer", pk) == SB_OK, "keygen x25519 returns a public key");
+	f[0] = str("sealer");
+	f[1] = fld(msg, len);
+	st = call(SB_OP_SEAL, 2, f, &r);
+	if (st == SB_OK && r.nf == 1 && r.f[0].len == len + crypto_box_SEALBYTES) {
+		memcpy(box, r.f[0].p, r.f[0].len);
+		same = 1;
+	}
+	if (st >= 0)
+		sb_reply_free(&r);
+	tap_ok(same, "seal of 1 MiB returns a box of 1 MiB + %d bytes", crypto_box_SEALBYTES);
+	f[1] = fld(box, len + crypto_box_SEALBYTES);
+	st = call(SB_OP_OPEN, 2, f, &r);
+	same = st == SB_OK && r.nf == 1 && r.f[0].len == len && !memcmp(r.f[0].p, msg, len);
+	if (st >= 0)
+		sb_reply_free(&r);
+	tap_ok(same, "open returns the original 1 MiB");
+
+	/* A box sealed by libsodium itself opens too: the daemon is interoperable. */
+	crypto_box_seal(box, msg, 100, pk);
+	f[1] = fld(box, 100 + crypto_box_SEALBYTES);
+	st = call(SB_OP_OPEN, 2, f, &r);
+	same = st == SB_OK && r.f[0].len == 100 && !memcmp(r.f[0].p, msg, 100);
+	if (st >= 0)
+		sb_reply_free(&r);
+	tap_ok(same, "open accepts a box sealed locally with crypto_box_seal");
+	box[50] ^= 1;
+	tap_ok(call_status(SB_OP_OPEN, 2, f) == SB_E_DECRYPT, "open rejects a corrupted box");
+	free(msg);
+	free(box);
+}
+
+static void test_import_and_errors(void)
+{
+	uint8_t seed[32], pk[32], sk[64], t = SB_KEY_ED25519, bad = 9;
+	struct sb_field f[3] = { fld(&t, 1), str("imported"), fld(seed, 32) };
+	struct sb_reply r;
+	int st;
+
+	randombytes_buf(seed, sizeof(seed));
+	crypto_sign_seed_keypair(pk, sk, seed);
+	st = call(SB_OP_IMPORT, 3, f, &r);
+	tap_ok(st == SB_OK && r.f[0].len == 32 && !memcmp(r.f[0].p, pk, 32),
+	       "import of an Ed25519 seed yields the public key libsodium derives");
+	if (st >= 0)
+		sb_reply_free(&r);
+	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_EXISTS, "a second key of the same name is refused");
+	f[2] = fld(seed, 31);
+	f[1] = str("short");
+	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_INVAL, "a 31-byte secret is refused");
+	f[0] = fld(&bad, 1);
+	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "an unknown key type is refused");
+	f[0] = fld(&t, 1);
+	f[1] = str("bad/name");
+	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "a key name with '/' is refused");
+	f[0] = str("sealer");
+	f[1] = fld(seed, 32);
+	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_KEYTYPE, "signing with an X25519 key is refused");
+	f[0] = str("nosuchkey");
+	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_NOKEY, "signing with a missing key is refused");
+	f[0] = str("imported");
+	tap_ok(call_status(SB_OP_DELETE, 1, f) == SB_OK && call_status(SB_OP_PUBKEY, 1, f) == SB_E_NOKEY,
+	       "delete removes the key");
+	st = call(SB_OP_LIST, 0, NULL, &r);
+	tap_ok(st == SB_OK && r.nf == 2, "list shows the 2 remaining keys (got %u)", st == SB_OK ? r.nf : 0);
+	if (st >= 0)
+		sb_reply_free(&r);
+}
+
+/*
+ * Send raw bytes (optionally half-closing), expect an error reply with
+ * status want and then the end of the stream.
+ */
+static int raw_exchange(const void *bytes, size_t len, int half_close, uint8_t want)
+{
+	struct sb_reply r;
+	char c;
+	int fd = sb_connect(sock), ok = 0;
+
+	if (fd < 0)
+		return 0;
+	if (sb_write_full(fd, bytes, len) == 0 && (!half_close || shutdown(fd, SHUT_WR) == 0) &&
+	    sb_reply_recv(fd, &r) == 0) {
+		ok = r.status == want && r.nf == 1 && r.f[0].len > 0;
+		if (!ok)
+			printf("# got status %u (%s), wanted %u\n", r.status, sb_status_name(r.status), want);
+		sb_reply_free(&r);
+		ok = ok && read(fd, &c, 1) == 0;	/* then the daemon closes */
+	}
+	close(fd);
+	return ok;
+}
+
+static void test_bad_input(size_t max_body)
+{
+	uint8_t buf[64];
+	struct sb_reply r;
+
+	sb_hdr_pack(buf, SB_OP_LIST, 0);
+	buf[0] = 7;
+	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_MALFORMED), "wrong protocol version: error reply, then close");
+	sb_hdr_pack(buf, 200, 0);
+	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_MALFORMED), "unknown operation: error reply, then close");
+	/* sign wants 2 fields; this body holds a field claiming 100 bytes but carrying 4. */
+	sb_hdr_pack(buf, SB_OP_SIGN, 8);
+	sb_put32(buf + 8, 100);
+	memcpy(buf + 12, "abcd", 4);
+	tap_ok(raw_exchange(buf, 16, 0, SB_E_MALFORMED), "field length beyond the body: error reply, then close");
+	sb_hdr_pack(buf, SB_OP_SIGN, 5);
+	sb_put32(buf + 8, 1);
+	buf[12] = 'a';
+	tap_ok(raw_exchange(buf, 13, 0, SB_E_MALFORMED), "one field where sign needs two: error reply, then close");
+	sb_hdr_pack(buf, SB_OP_LIST, max_body + 1);
+	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_TOOBIG), "body of limit+1 bytes: too-large reply, then close");
+	sb_hdr_pack(buf, SB_OP_SIGN, 0xffffffffu);
+	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_TOOBIG), "body of 4 GiB announced: too-large reply, then close");
+	sb_hdr_pack(buf, SB_OP_SIGN, 100);
+	tap_ok(raw_exchange(buf, SB_HDR_SIZE + 10, 1, SB_E_TRUNCATED), "body cut short: truncated reply, then close");
+	tap_ok(raw_exchange(buf, 3, 1, SB_E_TRUNCATED), "header cut short: truncated reply, then close");
+	tap_ok(call(SB_OP_STATS, 0, NULL, &r) == SB_OK, "the daemon still serves after all of the above");
+	sb_reply_free(&r);
+}
+
+/* In a child as uid 65534: connect and report what happened as an exit code. */
+static int nobody_connect(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		struct sb_reply r;
+		int fd;
+
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(10);
+		fd = sb_connect(sock);
+		if (fd < 0)
+			_exit(errno == EACCES ? 20 : 11);
+		if (sb_call(fd, SB_OP_LIST, 0, NULL, &r) < 0)
+			_exit(12);
+		_exit(r.status == SB_E_DENIED ? 30 : r.status == SB_OK ? 31 : 13);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void test_peercred(const char *dir)
+{
+	static const char *const wide[] = { "--mode", "0666", NULL };
+	pid_t pid;
+	int rc;
+
+	if (geteuid() != 0) {
+		tap_skip("not root", "uid 65534 cannot connect to the 0600 socket");
+		tap_skip("not root", "uid 65534 is refused by SO_PEERCRED");
+		return;
+	}
+	rc = nobody_connect();
+	tap_ok(rc == 20, "uid 65534 cannot connect to the 0600 socket (child code %d)", rc);
+	snprintf(sock, sizeof(sock), "%s/wide.sock", dir);
+	pid = daemon_start(sock, wide, NULL, errlog);
+	rc = pid > 0 ? nobody_connect() : -1;
+	tap_ok(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
+	if (pid > 0)
+		daemon_stop(pid);
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+}
+
+/* NCLIENTS processes connect, wait until all are connected, then sign and verify. */
+static void test_load(void)
+{
+	int ready[2], go[2], ok = 0;
+	pid_t pids[NCLIENTS];
+	char c;
+
+	if (pipe(ready) < 0 || pipe(go) < 0) {
+		tap_ok(0, "pipes for the load test");
+		return;
+	}
+	for (int i = 0; i < NCLIENTS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			uint8_t msg[256], sig[64];
+			struct sb_field f[3] = { str("signer"), fld(msg, sizeof(msg)), fld(sig, 64) };
+			struct sb_reply r;
+			int fd = sb_connect(sock);
+
+			close(ready[0]);
+			close(go[1]);
+			if (write(ready[1], "x", 1) != 1 || fd < 0 || read(go[0], &c, 1) != 0)
+				_exit(1);
+			/* Many requests on one connection, all clients at once. */
+			for (int k = 0; k < ROUNDS; k++) {
+				snprintf((char *)msg, sizeof(msg), "client %d round %d", i, k);
+				if (sb_call(fd, SB_OP_SIGN, 2, f, &r) < 0 || r.status != SB_OK)
+					_exit(2);
+				memcpy(sig, r.f[0].p, 64);
+				sb_reply_free(&r);
+				if (sb_call(fd, SB_OP_VERIFY, 3, f, &r) < 0 || r.status != SB_OK)
+					_exit(3);
+				sb_reply_free(&r);
+			}
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (int i = 0; i < NCLIENTS && read(ready[0], &c, 1) == 1; i++)
+		;
+	close(go[1]);	/* all are connected: start */
+	for (int i = 0; i < NCLIENTS; i++) {
+		int status;
+
+		if (pids[i] > 0 && waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0)
+			ok++;
+	}
+	close(ready[0]);
+	tap_ok(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
+}
+
+/* Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping). */
+static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
+{
+	enum { CHUNK = 1 << 20 };
+	char path[64], line[512];
+	uint8_t *buf = malloc(CHUNK + len);
+	long hits = 0;
+	FILE *maps;
+	int mem;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	while (buf && maps && mem >= 0 && fgets(line, sizeof(line), maps)) {
+		unsigned long start, end;
+		size_t keep = 0;
+
+		/* Skip kernel-provided pages and huge reservations (sanitizer shadow). */
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || strstr(line, "[vvar") ||
+		    strstr(line, "[vsyscall]") || end - start > (1UL << 30))
+			continue;
+		/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
+		for (unsigned long at = start; at < end;) {
+			size_t want = end - at < CHUNK ? end - at : CHUNK, n;
+			ssize_t got = pread(mem, buf + keep, want, at);
+
+			if (got <= 0)
+				break;
+			at += got;
+			n = keep + got;
+			for (size_t i = 0; i + len <= n; i++)
+				if (buf[i] == needle[0] && !memcmp(buf + i, needle, len))
+					hits++;
+			keep = n < len - 1 ? n : len - 1;
+			memmove(buf, buf + n - keep, keep);
+		}
+	}
+	if (!buf || !maps || mem < 0)
+		hits = -1;
+	free(buf);
+	if (maps)
+		fclose(maps);
+	if (mem >= 0)
+		close(mem);
+	return hits;
+}
+
+static void test_sigterm(const char *dir)
+{
+	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
+	uint8_t seed[32], x[32], t = SB_KEY_ED25519, tx = SB_KEY_X25519;
+	struct sb_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
+	struct sb_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
+	long before, after, xbefore, xafter;
+	int status;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/term.sock", dir);
+	pid = daemon_start(sock, NULL, env, errlog);
+	randombytes_buf(seed, sizeof(seed));
+	randombytes_buf(x, sizeof(x));
+	if (pid < 0 || call_status(SB_OP_IMPORT, 3, f) != SB_OK || call_status(SB_OP_IMPORT, 3, g) != SB_OK) {
+		tap_ok(0, "daemon with two imported keys for the SIGTERM test");
+		return;
+	}
+	before = mem_hits(pid, seed, 32);
+	xbefore = mem_hits(pid, x, 32);
+	tap_ok(before >= 1 && xbefore >= 1, "before SIGTERM the key bytes are in the daemon's memory "
+	       "(%ld and %ld copies)", before, xbefore);
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+		tap_ok(0, "daemon stops after its wipe (test hook)");
+		return;
+	}
+	after = mem_hits(pid, seed, 32);
+	xafter = mem_hits(pid, x, 32);
+	tap_ok(after == 0 && xafter == 0, "after the SIGTERM wipe no copy is left anywhere in its memory "
+	       "(%ld and %ld copies)", after, xafter);
+	kill(pid, SIGCONT);
+	status = wait_exit(pid, 5000);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the daemon then exits 0 (status 0x%x)",
+	       status);
+	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "the socket file is removed");
+
+	pid = daemon_start(sock, NULL, NULL, errlog);
+	kill(pid, SIGINT);
+	status = wait_exit(pid, 5000);
+	tap_ok(pid > 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGINT: exits 0 too");
+	if (status == -1 && pid > 0)
+		daemon_stop(pid);
+}
+
+/* As uid 65534 with a 64 kB RLIMIT_MEMLOCK, --strict must refuse and say why. */
+static void test_strict(const char *dir)
+{
+	char log[300], text[2048] = "";
+	int status = -1, fd;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		tap_skip("not root", "--strict refuses to start without RLIMIT_MEMLOCK headroom");
+		return;
+	}
+	snprintf(log, sizeof(log), "%s/strict.log", dir);
+	snprintf(sock, sizeof(sock), "%s/strict.sock", dir);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 64 << 10, 64 << 10 };
+		char path[4096];
+
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		if (fd < 0 || dup2(fd, 2) < 0 || setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+		    setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(99);
+		snprintf(path, sizeof(path), "%s/secbufd", bindir);
+		execl(path, path, "-s", sock, "--strict", (char *)NULL);
+		_exit(98);
+	}
+	if (pid > 0)
+		status = wait_exit(pid, 5000);
+	fd = open(log, O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, text, sizeof(text) - 1);
+
+		text[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1 && strstr(text, "RLIMIT_MEMLOCK"),
+	       "--strict with a 64 kB RLIMIT_MEMLOCK exits 1 naming RLIMIT_MEMLOCK");
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		printf("# %s\n", line);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const args[] = { "--buffer", "8M", "--strict", NULL };
+	const size_t max_body = (8 << 20) / 2;
+	const char *dir;
+	pid_t pid;
+
+	if (argc != 2 || sodium_init() < 0) {
+		fprintf(stderr, "usage: test-secbufd BINDIR\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	bindir = argv[1];
+	dir = test_dir();
+	if (!dir) {
+		perror("test-secbufd: mkdtemp");
+		return 2;
+	}
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(errlog, sizeof(errlog), "%s/secbufd.log", dir);
+	pid = daemon_start(sock, args, NULL, errlog);
+	if (!tap_ok(pid > 0, "secbufd --strict starts and answers on %s", sock))
+		return tap_done();
+	test_sign_verify();
+	test_seal_open();
+	test_import_and_errors();
+	test_bad_input(max_body);
+	test_peercred(dir);
+	test_load();
+	{
+		int status = daemon_stop(pid);
+
+		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
+	}
+	test_sigterm(dir);
+	test_strict(dir);
+	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);
+	if (system(errlog) != 0)
+		printf("# could not remove %s\n", dir);
+	return tap_done();
+}
