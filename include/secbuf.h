@@ -46,11 +46,10 @@ struct secbuf_stat {
 };
 
 /*
- * Allocate size bytes, locked on first touch (strict: no lock, no buffer).
- * Returns NULL and sets errno: EINVAL (size 0), ENOMEM (size too large, out
- * of memory or address space, or over RLIMIT_MEMLOCK), EAGAIN or EPERM (over
- * RLIMIT_MEMLOCK), EOPNOTSUPP (no lock-on-fault method), ENOSYS (SECBUF_LOCK
- * forces a method the kernel lacks), EINVAL (SECBUF_LOCK names no method).
+ * Allocate size bytes, locked on first touch; NULL and errno if it can't be
+ * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN/EPERM (too
+ * large, RLIMIT_MEMLOCK), EOPNOTSUPP (no lazy lock), ENOSYS (forced method
+ * missing), or that of mmap/mlock2/madvise/prctl.  Nothing stays mapped.
  */
 void *secbuf_alloc(size_t size);
 
@@ -62,8 +61,10 @@ void *secbuf_alloc(size_t size);
 void *secbuf_alloc_flags(size_t size, unsigned flags);
 
 /*
- * Check the canary and padding, wipe every resident data page, unmap.
- * NULL is a no-op.  Corruption, a double free or a foreign pointer aborts.
+ * Check the canary and padding, wipe the resident data pages, unmap; NULL is
+ * a no-op, errno is kept.  Corruption, a double free or a foreign pointer
+ * (even one inside a buffer) aborts.  See secbuf_free(3) for fork and stale
+ * pointers.
  */
 void secbuf_free(void *ptr);
 

@@ -169,8 +169,25 @@ int sb_registry_add(struct sb_meta *m)
 	return ret;
 }
 
+/* The live buffer whose mapping holds p, for a sharper abort message. */
+static const unsigned char *holder_of(const void *p)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < reg_cap; i++) {
+		const struct sb_region *r = &reg_tab[i].region;
+
+		if (reg_tab[i].user && reg_tab[i].user != TOMB &&
+		    c >= r->base && c < r->base + r->map_len)
+			return reg_tab[i].user;
+	}
+	return NULL;
+}
+
 static void lookup(const void *user, struct sb_meta *out, const char *fn, int take)
 {
+	const unsigned char *holder = NULL;
 	struct sb_meta *e;
 
 	pthread_mutex_lock(&reg_lock);
@@ -182,8 +199,13 @@ static void lookup(const void *user, struct sb_meta *out, const char *fn, int ta
 			e->user = TOMB;
 			reg_live--;
 		}
+	} else {
+		holder = holder_of(user);
 	}
 	pthread_mutex_unlock(&reg_lock);
+	if (holder)
+		sb_misuse("%s(%p): foreign pointer: it points inside the live "
+			  "buffer %p, not at its start", fn, user, (const void *)holder);
 	if (!e)
 		sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer or "
 			  "double free)", fn, user);

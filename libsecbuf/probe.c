@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,26 +24,22 @@ static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 /*
  * mlock2 checks its flags before anything else, so EPERM (RLIMIT_MEMLOCK 0,
- * unprivileged) still proves the flag is known; a stock kernel says EINVAL.
+ * unprivileged) or ENOMEM (already over the limit) still proves the flag is
+ * known; a stock kernel says EINVAL.
+ * A zero length touches no page, so no mapping (and no mmap that could fail
+ * and be cached as a failure for the life of the process) is needed.
  */
-static int mlock2_accepts(void *page, int flags)
+static int mlock2_accepts(int flags)
 {
-	if (syscall(SYS_mlock2, page, 0, flags) == 0)
+	if (syscall(SYS_mlock2, NULL, 0, flags) == 0)
 		return 1;
-	return errno == EPERM;
+	return errno == EPERM || errno == ENOMEM;
 }
 
-static int probe_kernel(void)
+static void probe_kernel(void)
 {
-	void *page = mmap(NULL, caps.page, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (page == MAP_FAILED)
-		return -1;
-	caps.has_lockonfault_mmap = mlock2_accepts(page, MLOCK_LOCKED);
-	caps.has_mlock2_onfault = mlock2_accepts(page, MLOCK_ONFAULT);
-	munmap(page, caps.page);
-	return 0;
+	caps.has_lockonfault_mmap = mlock2_accepts(MLOCK_LOCKED);
+	caps.has_mlock2_onfault = mlock2_accepts(MLOCK_ONFAULT);
 }
 
 static int default_method(void)
@@ -98,7 +93,8 @@ static void caps_init(void)
 	int saved = errno;
 
 	caps.page = sysconf(_SC_PAGESIZE);
-	if (init_secret() < 0 || probe_kernel() < 0) {
+	probe_kernel();
+	if (init_secret() < 0) {
 		caps.method = -1;
 		caps.err = errno;
 	} else {

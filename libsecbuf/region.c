@@ -64,8 +64,8 @@ static int lock_data(const struct sb_region *r)
 }
 
 /*
- * Map the data over the reserved range.  A refused lock is an error, or
- * with SECBUF_BEST_EFFORT an unlocked buffer.
+ * Map the data over the reserved range.  A refused MAP_LOCKONFAULT is an
+ * error, or with SECBUF_BEST_EFFORT an unlocked buffer.
  */
 static int map_data(struct sb_region *r, unsigned flags)
 {
@@ -82,12 +82,22 @@ static int map_data(struct sb_region *r, unsigned flags)
 	}
 	if (mmap(r->data, r->data_len, prot, mflags, -1, 0) == MAP_FAILED)
 		return -1;
+	return 0;
+}
+
+/*
+ * Lock the mapped data.  Called after advise(): an eager mlock populates
+ * the range, and it must not do so with transparent huge pages.
+ */
+static int lock_mapped(struct sb_region *r, unsigned flags)
+{
 	if (lock_data(r) == 0)
 		return 0;
 	if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
 		return -1;
 	/* mlock may have locked part of the range before failing. */
-	syscall(SYS_munlock, r->data, r->data_len);
+	if (syscall(SYS_munlock, r->data, r->data_len) < 0)
+		return -1;
 	r->method = SECBUF_LOCK_NONE;
 	return 0;
 }
@@ -143,7 +153,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 		return -1;
 	}
 	r->data = r->base + caps->page;
-	if (map_data(r, flags) < 0 || advise(r) < 0) {
+	if (map_data(r, flags) < 0 || advise(r) < 0 || lock_mapped(r, flags) < 0) {
 		err = errno;
 		munmap(r->base, r->map_len);
 		errno = err;

@@ -1,4 +1,5 @@
 /* Wiping: a zeroing the compiler cannot drop, applied to resident pages only. */
+#include <stdint.h>
 #include <string.h>
 #include "internal.h"
 
@@ -9,8 +10,29 @@ void sb_wipe(void *p, size_t len)
 	__asm__ __volatile__("" : : "r"(p) : "memory");
 }
 
+static int page_is_zero(const void *page, size_t len)
+{
+	const uint64_t *w = page;
+	size_t i;
+
+	for (i = 0; i < len / sizeof(*w); i++)
+		if (w[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * A page only ever read is resident as the shared zero page: writing it
+ * would fault in (and lock) a fresh page, so zero pages are left alone.
+ */
+static void wipe_page(void *page, size_t len)
+{
+	if (!page_is_zero(page, len))
+		sb_wipe(page, len);
+}
+
 /* Pages never touched are not resident and hold nothing: skip them. */
 int sb_wipe_resident(unsigned char *start, size_t len)
 {
-	return sb_resident_walk(start, len, sb_wipe, NULL);
+	return sb_resident_walk(start, len, wipe_page, NULL);
 }

@@ -2,10 +2,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
@@ -140,6 +144,45 @@ int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, si
 			break;
 	}
 	return found ? 0 : -1;
+}
+
+/* Low 32 bits of a syscall argument (little-endian), enough for flags. */
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+
+int sbt_deny_syscalls(const struct sbt_deny *d, size_t n)
+{
+	struct sock_filter prog[64];
+	struct sock_fprog fprog = { 0, prog };
+	size_t i, k = 0;
+
+	if (n * 5 + 1 > sizeof(prog) / sizeof(prog[0])) {
+		errno = E2BIG;
+		return -1;
+	}
+	/* One block per rule: nr matches, then the argument, then the verdict. */
+	for (i = 0; i < n; i++) {
+		unsigned ret = d[i].err ? SECCOMP_RET_ERRNO | (d[i].err & SECCOMP_RET_DATA) :
+					  SECCOMP_RET_KILL_PROCESS;
+
+		prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							 offsetof(struct seccomp_data, nr));
+		prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, d[i].nr,
+							 0, d[i].arg < 0 ? 1 : 4);
+		if (d[i].arg >= 0) {
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+								 ARG_LO(d[i].arg));
+			prog[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+								 d[i].mask);
+			prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 d[i].val, 0, 1);
+		}
+		prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ret);
+	}
+	prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	fprog.len = k;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog);
 }
 
 int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len)

@@ -37,6 +37,19 @@ int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, si
 int sbt_maps_line(const void *addr, char *line, size_t len);
 
 /*
+ * Make this process's syscall nr fail with errno err (err 0: kill the
+ * process) when (args[arg] & mask) == val, or always when arg < 0.  For
+ * good: call it in a child.  Returns 0, or -1 with errno.
+ */
+struct sbt_deny {
+	long nr;
+	int arg;
+	unsigned val, mask;
+	int err;
+};
+int sbt_deny_syscalls(const struct sbt_deny *d, size_t n);
+
+/*
  * Run fn(arg) in a forked child with stderr captured.  Returns the wait
  * status; the child's stderr is copied to msg.
  */

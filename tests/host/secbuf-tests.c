@@ -252,6 +252,18 @@ struct misuse {
 	size_t size;
 };
 
+/* Free p, let an ordinary mapping take its address, free p again. */
+static void reuse_then_free(unsigned char *p)
+{
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(sbt_page() - 1));
+
+	secbuf_free(p);
+	if (mmap(page, sbt_page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_FIXED_NOREPLACE, -1, 0) != page)
+		_exit(4);
+	secbuf_free(p);
+}
+
 static void do_misuse(void *arg)
 {
 	struct misuse *mu = arg;
@@ -271,6 +283,8 @@ static void do_misuse(void *arg)
 	case 7: secbuf_protect(local, SECBUF_READONLY); break;
 	case 8: { struct secbuf_stat st; secbuf_stat(p - 16, &st); break; }
 	case 9: p[-16] ^= 0x80; secbuf_free(p); break;	/* first canary byte */
+	case 10: reuse_then_free(p); break;
+	case 11: secbuf_free(p + mu->size / 2 + 3); break;	/* deep inside, unaligned */
 	}
 	_exit(0);
 }
@@ -285,7 +299,9 @@ START_TEST(corruption_aborts)
 		{ { 2, 64 }, "double free" },
 		{ { 3, 64 }, "foreign pointer" },
 		{ { 4, 64 }, "foreign pointer" },
-		{ { 5, 64 }, "foreign pointer" },
+		{ { 5, 64 }, "inside the live buffer" },
+		{ { 11, 3 * 4096 }, "inside the live buffer" },
+		{ { 10, 64 }, "double free" },
 		{ { 6, 64 }, "secbuf_size" },
 		{ { 7, 64 }, "secbuf_protect" },
 		{ { 8, 64 }, "secbuf_stat" },
@@ -543,6 +559,35 @@ START_TEST(free_1g_costs_resident_only)
 }
 END_TEST
 
+/*
+ * Pages only read are resident as the zero page: wiping them would fault
+ * in fresh pages.  Free may cost no more faults than pages written.
+ */
+START_TEST(free_leaves_read_pages_alone)
+{
+	size_t size = 64 * MiB, page = sbt_page(), i;
+	unsigned char *p = secbuf_alloc_flags(size, sbt_flags(0));
+	struct secbuf_stat st;
+	struct rusage before, after;
+	long faults;
+
+	ck_assert_ptr_nonnull(p);
+	p[0] = 1;
+	for (i = 1; i <= 64; i++)
+		(void)*(volatile unsigned char *)(p + i * page);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	ck_assert_uint_ge(st.resident_pages, 65);
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &before), 0);
+	secbuf_free(p);
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &after), 0);
+	faults = after.ru_minflt - before.ru_minflt;
+	printf("# REPORT: free of 64 MiB with %zu resident pages (64 only read): "
+	       "%ld minor faults\n", st.resident_pages, faults);
+	/* At most the pages written (p[0] and the canary): those are resident. */
+	ck_assert_int_le(faults, 2);
+}
+END_TEST
+
 /* ---- threads ---- */
 
 struct stress_arg {
@@ -550,7 +595,84 @@ struct stress_arg {
 	int rounds;
 };
 
+#define LIVE 40	/* per thread: 320 live buffers make the registry grow */
+
+/* Check that every byte of a live buffer still holds its own pattern. */
+static long corrupt(const unsigned char *p, size_t n, unsigned char fill)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != fill)
+			return 1;
+	return 0;
+}
+
 static void *stress(void *arg)
+{
+	struct stress_arg *sa = arg;
+	unsigned char *live[LIVE] = { 0 };
+	size_t len[LIVE] = { 0 };
+	unsigned seed = sa->seed;
+	long bad = 0;
+	int i;
+
+	for (i = 0; i < sa->rounds; i++) {
+		int k = rand_r(&seed) % LIVE;
+		unsigned char fill = (unsigned char)(sa->seed * 31 + k);
+		struct secbuf_stat st;
+
+		if (live[k]) {
+			bad += secbuf_protect(live[k], SECBUF_READONLY) != 0;
+			bad += secbuf_size(live[k]) != len[k];
+			bad += secbuf_stat(live[k], &st) != 0 || st.size != len[k];
+			bad += corrupt(live[k], len[k], fill);
+			secbuf_free(live[k]);
+			live[k] = NULL;
+			continue;
+		}
+		len[k] = 1 + rand_r(&seed) % 20000;
+		live[k] = secbuf_alloc_flags(len[k], sbt_flags(0));
+		if (!live[k]) {
+			bad++;
+			continue;
+		}
+		memset(live[k], fill, len[k]);
+	}
+	for (i = 0; i < LIVE; i++) {
+		if (live[i])
+			bad += corrupt(live[i], len[i], (unsigned char)(sa->seed * 31 + i));
+		secbuf_free(live[i]);
+	}
+	return (void *)bad;
+}
+
+static long run_threads(void *(*fn)(void *), int rounds)
+{
+	struct stress_arg args[8];
+	pthread_attr_t attr;
+	pthread_t t[8];
+	void *bad;
+	long total = 0;
+	int i;
+
+	/* Small stacks stay in glibc's stack cache: no maps churn between runs. */
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+	for (i = 0; i < 8; i++) {
+		args[i] = (struct stress_arg){ i + 1, rounds };
+		ck_assert_int_eq(pthread_create(&t[i], &attr, fn, &args[i]), 0);
+	}
+	pthread_attr_destroy(&attr);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
+		total += (long)bad;
+	}
+	return total;
+}
+
+/* One live buffer per thread: leaked regions would add maps lines. */
+static void *churn(void *arg)
 {
 	struct stress_arg *sa = arg;
 	unsigned seed = sa->seed;
@@ -560,7 +682,6 @@ static void *stress(void *arg)
 	for (i = 0; i < sa->rounds; i++) {
 		size_t n = 1 + rand_r(&seed) % 20000;
 		unsigned char *p = secbuf_alloc_flags(n, sbt_flags(0));
-		struct secbuf_stat st;
 
 		if (!p) {
 			bad++;
@@ -568,8 +689,6 @@ static void *stress(void *arg)
 		}
 		memset(p, i & 0xff, n);
 		bad += secbuf_protect(p, SECBUF_READONLY) != 0;
-		bad += secbuf_size(p) != n;
-		bad += secbuf_stat(p, &st) != 0 || st.size != n;
 		bad += p[n - 1] != (i & 0xff);
 		bad += secbuf_protect(p, SECBUF_READWRITE) != 0;
 		secbuf_free(p);
@@ -577,42 +696,94 @@ static void *stress(void *arg)
 	return (void *)bad;
 }
 
-static long run_threads(int rounds)
-{
-	struct stress_arg args[8];
-	pthread_t t[8];
-	void *bad;
-	long total = 0;
-	int i;
-
-	for (i = 0; i < 8; i++) {
-		args[i] = (struct stress_arg){ i + 1, rounds };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, stress, &args[i]), 0);
-	}
-	for (i = 0; i < 8; i++) {
-		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
-		total += (long)bad;
-	}
-	return total;
-}
-
-START_TEST(threads_8_stress)
+START_TEST(threads_8_no_leak)
 {
 	int lines;
 
 	/*
-	 * Leaked regions would add maps lines.  Thread stacks stay cached after
-	 * a warm-up; per-thread malloc arenas would not, so use one.  Valgrind
-	 * maps memory for its threads as it likes: there, no line count.
+	 * Thread stacks stay cached after a warm-up; per-thread malloc arenas
+	 * would not, so use one.  Valgrind maps memory for its threads as it
+	 * likes: there, no line count.
 	 */
 	mallopt(M_ARENA_MAX, 1);
-	ck_assert_int_eq(run_threads(20), 0);
+	ck_assert_int_eq(run_threads(churn, 20), 0);
 	lines = sbt_maps_lines();
-	ck_assert_int_eq(run_threads(300), 0);
+	ck_assert_int_eq(run_threads(churn, 300), 0);
 	if (!sbt_under_valgrind())
 		ck_assert_int_eq(sbt_maps_lines(), lines);
 }
 END_TEST
+
+/* Up to 320 live buffers at once: the registry grows under contention. */
+START_TEST(threads_8_stress)
+{
+	ck_assert_int_eq(run_threads(stress, 600), 0);
+}
+END_TEST
+
+static const char *unsupported;	/* why the forced method can't run, or NULL */
+
+/* ---- failures after the mapping exists (injected with seccomp) ---- */
+
+struct inject {
+	struct sbt_deny deny;
+	unsigned flags;
+	int err;	/* expected errno */
+};
+
+/* Exit code = failed step: the call must fail with err and unmap it all. */
+static void injected_child(void *arg)
+{
+	const struct inject *in = arg;
+	void *p = secbuf_alloc_flags(16, SECBUF_BEST_EFFORT);	/* registry warm-up */
+	int lines;
+
+	secbuf_free(p);
+	lines = sbt_maps_lines();
+	if (!p || sbt_deny_syscalls(&in->deny, 1) < 0)
+		_exit(10);
+	errno = 0;
+	if (secbuf_alloc_flags(3 * 4096, in->flags))
+		_exit(11);
+	if (errno != in->err)
+		_exit(12);
+	_exit(sbt_maps_lines() == lines ? 0 : 13);
+}
+
+START_TEST(failure_after_mmap_unmaps)
+{
+	const struct inject cases[] = {
+		{ { SYS_madvise, 2, MADV_DONTDUMP, ~0u, EPERM }, sbt_flags(0), EPERM },
+		{ { SYS_madvise, 2, MADV_WIPEONFORK, ~0u, EPERM }, sbt_flags(0), EPERM },
+		{ { SYS_prctl, 0, PR_SET_VMA, ~0u, EPERM }, sbt_flags(0), EPERM },
+		{ { SYS_mlock2, -1, 0, 0, ENOMEM }, 0, ENOMEM },
+		{ { SYS_mlock, -1, 0, 0, ENOMEM }, SECBUF_POPULATE, ENOMEM },
+		{ { SYS_mmap, 3, 0x400000, 0x400000, EAGAIN }, 0, EAGAIN },
+	};
+	static const int lock_case[] = { -1, -1, -1, SECBUF_LOCK_MLOCK2_ONFAULT,
+					  SECBUF_LOCK_MLOCK, SECBUF_LOCK_MAP_LOCKONFAULT };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char msg[256];
+		int st;
+
+		/* A lock failure only happens under the method that locks that way. */
+		if (lock_case[i] >= 0 && lock_case[i] != sbt_method())
+			continue;
+		st = sbt_child(injected_child, (void *)&cases[i], msg, sizeof(msg));
+		ck_assert_msg(exited_ok(st), "case %zu: status %#x (exit %d = failed step) %s",
+			      i, st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	}
+}
+END_TEST
+
+static const char *needs_method_and_seccomp(void)
+{
+	if (unsupported)
+		return unsupported;
+	return sbt_under_valgrind() ? "seccomp filters would also act on valgrind itself" : NULL;
+}
 
 /* ---- SECBUF_LOCK naming no method (checked in a fresh process) ---- */
 
@@ -630,25 +801,103 @@ static int bogus_env_main(void)
 	return sbt_maps_lines() == lines ? 0 : 3;
 }
 
+/* ---- first use from many threads, in a fresh process ---- */
+
+struct first_use {
+	pthread_barrier_t *go;
+	int method;
+	long bad;
+};
+
+static void *first_use(void *arg)
+{
+	struct first_use *fu = arg;
+	void *p;
+
+	pthread_barrier_wait(fu->go);
+	fu->method = secbuf_lock_method();
+	p = secbuf_alloc_flags(100, SECBUF_BEST_EFFORT);
+	fu->bad = !p || secbuf_size(p) != 100;
+	secbuf_free(p);
+	return NULL;
+}
+
+/*
+ * Runs as "secbuf-tests --first-use": 8 threads race the once-only probe;
+ * all must see one method.  The parent's seccomp filter kills the process
+ * if anything calls syscall 451 or 452 on a kernel that lacks the series.
+ */
+static int first_use_main(void)
+{
+	struct first_use fu[8];
+	pthread_barrier_t go;
+	pthread_t t[8];
+	int i, rc = 0;
+
+	if (pthread_barrier_init(&go, NULL, 8))
+		return 1;
+	for (i = 0; i < 8; i++) {
+		fu[i] = (struct first_use){ &go, -2, 1 };
+		if (pthread_create(&t[i], NULL, first_use, &fu[i]))
+			return 2;
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		rc |= fu[i].bad || fu[i].method != fu[0].method ? 3 : 0;
+	}
+	pthread_barrier_destroy(&go);
+	return fu[0].method == secbuf_lock_method() ? rc : 4;
+}
+
 static char *self;	/* argv[0]; not /proc/self/exe, which is valgrind under it */
 
-static void exec_bogus(void *arg)
-{
-	char *const argv[] = { self, "--bogus-env", NULL };
+struct self_exec {
+	const char *mode;
+	const char *secbuf_lock;	/* NULL: as inherited */
+	int no_451_452;			/* kill the process on syscall 451 or 452 */
+};
 
-	(void)arg;
-	if (setenv("SECBUF_LOCK", "bogus", 1) == 0)
-		execvp(self, argv);
+static void exec_self(void *arg)
+{
+	const struct self_exec *se = arg;
+	const struct sbt_deny deny[] = {
+		{ 451, -1, 0, 0, 0 },
+		{ 452, -1, 0, 0, 0 },
+	};
+	char *const argv[] = { self, (char *)se->mode, NULL };
+
+	if (se->secbuf_lock && setenv("SECBUF_LOCK", se->secbuf_lock, 1) < 0)
+		_exit(126);
+	if (se->no_451_452 && sbt_deny_syscalls(deny, 2) < 0)
+		_exit(125);
+	execvp(self, argv);
 	_exit(127);
+}
+
+static void expect_self_exec(const struct self_exec *se)
+{
+	char msg[256];
+	int st = sbt_child(exec_self, (void *)se, msg, sizeof(msg));
+
+	ck_assert_msg(exited_ok(st), "%s: status %#x (exit %d = failed step) %s", se->mode,
+		      st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
 }
 
 START_TEST(bad_secbuf_lock_is_einval)
 {
-	char msg[256];
-	int st = sbt_child(exec_bogus, NULL, msg, sizeof(msg));
+	const struct self_exec se = { "--bogus-env", "bogus", 0 };
 
-	ck_assert_msg(exited_ok(st), "status %#x (exit %d = failed step) %s", st,
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	expect_self_exec(&se);
+}
+END_TEST
+
+START_TEST(first_use_threads_no_451_452)
+{
+	/* 451 and 452 are munlock2/munlockall2 only where the probe says so. */
+	const struct self_exec se = { "--first-use", NULL,
+				      sbt_method() != SECBUF_LOCK_MAP_LOCKONFAULT };
+
+	expect_self_exec(&se);
 }
 END_TEST
 
@@ -667,8 +916,6 @@ START_TEST(forced_method_missing_is_error)
 	ck_assert_int_eq(sbt_maps_lines(), lines);
 }
 END_TEST
-
-static const char *unsupported;	/* why the forced method can't run, or NULL */
 
 static const char *needs_method(void)
 {
@@ -711,6 +958,7 @@ int main(int argc, char **argv)
 		SBT(lock_method_expected, needs_method),
 		SBT(method_names, NULL),
 		SBT(bad_secbuf_lock_is_einval, NULL),
+		SBT(first_use_threads_no_451_452, needs_method_and_seccomp),
 		SBT(alloc_zero_einval, needs_method),
 		SBT(alloc_bad_flags_einval, needs_method),
 		SBT(alloc_huge_enomem, needs_method),
@@ -728,12 +976,17 @@ int main(int argc, char **argv)
 		SBT(maps_name_anon_secbuf, needs_name_and_method),
 		SBT(protect_modes_enforced, needs_method),
 		SBT(free_1g_costs_resident_only, needs_method_no_valgrind),
+		SBT(free_leaves_read_pages_alone, needs_method_no_valgrind),
+		SBT(failure_after_mmap_unmaps, needs_method_and_seccomp),
+		SBT(threads_8_no_leak, needs_method),
 		SBT(threads_8_stress, needs_method),
 	};
 
 	self = argv[0];
 	if (argc == 2 && !strcmp(argv[1], "--bogus-env"))
 		return bogus_env_main();
+	if (argc == 2 && !strcmp(argv[1], "--first-use"))
+		return first_use_main();
 	if (secbuf_lock_method() < 0 && errno == ENOSYS) {
 		snprintf(why, sizeof(why), "SECBUF_LOCK=%s: not supported by this %s", forced,
 			 sbt_under_valgrind() ? "valgrind (no mlock2 syscall)" : "kernel");
