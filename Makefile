@@ -63,7 +63,7 @@ demo: deps
 demo-host: deps lib
 	$(MAKE) -C demo demo-host
 
-bench: deps
+bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
 
 install: lib

@@ -1,0 +1,330 @@
+# Turn benchmark records ("bench TABLE key=value ...", one file per run
+# source) into the markdown tables and gnuplot data of bench/results/.
+# usage: awk -v out=RESDIR -f bench/report.awk RAWDIR/*.txt
+# Sources by file name: host-alloc, host-2015, guest-bench, kcost-KERNEL-N.
+
+function kv(   i, eq) {
+	delete F
+	for (i = 3; i <= NF; i++) {
+		eq = index($i, "=")
+		if (eq)
+			F[substr($i, 1, eq - 1)] = substr($i, eq + 1)
+	}
+}
+function num(x) {
+	if (x == "" ) return "-"
+	x += 0
+	if (x < 0) return "-"
+	if (x < 10) return sprintf("%.3f", x)
+	if (x < 1000) return sprintf("%.1f", x)
+	return sprintf("%.0f", x)
+}
+function big(x) { return x == "" ? "-" : sprintf("%.0f", x) }
+function range(med, lo, hi) { return num(med) " (" num(lo) "–" num(hi) ")" }
+function ratio(a, b) { return (a == "" || b == "" || b + 0 <= 0) ? "" : a / b }
+function rfmt(r) { return r == "" ? "n/a" : sprintf("%.2f×", r) }
+function mib(kb) { kb += 0; return kb >= 1048576 ? kb / 1048576 " GiB" : kb / 1024 " MiB" }
+# Median/min/max of a comma list, into S["med"], S["min"], S["max"].
+function pool(list,   v, n, i, j, t) {
+	n = split(list, v, ",")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	S["min"] = v[1]; S["max"] = v[n]; S["n"] = n
+	S["med"] = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+
+FNR == 1 {
+	src = FILENAME; sub(/.*\//, "", src); sub(/\.txt$/, "", src)
+	srcs[src] = 1
+}
+$1 != "bench" { next }
+$2 == "machine" {
+	m = $0; sub(/^bench machine /, "", m); machine[src] = m; next
+}
+$2 == "2015" {
+	kv(); k = src SUBSEP F["variant"] SUBSEP F["strategy"]
+	for (f in F) E[k, f] = F[f]
+	has2015[src] = 1; size2015[src] = F["size_kb"] ? F["size_kb"] : size2015[src]
+	if (F["accesses"]) acc2015[src] = F["accesses"]
+	if (F["runs"]) runs2015[src] = F["runs"]
+	if (F["total_pages"]) pages2015[src] = F["total_pages"]
+	if (F["touched_pages"]) touched[src, F["variant"]] = F["touched_pages"]
+	next
+}
+$2 == "alloc-large" {
+	kv(); k = src SUBSEP F["allocator"] SUBSEP F["capacity_kb"]
+	for (f in F) L[k, f] = F[f]
+	if (!((src, F["allocator"]) in seenA)) { seenA[src, F["allocator"]] = 1; alist[src] = alist[src] " " F["allocator"] }
+	if (!((src, F["capacity_kb"]) in seenC)) { seenC[src, F["capacity_kb"]] = 1; clist[src] = clist[src] " " F["capacity_kb"] }
+	lruns[src] = F["runs"]
+	next
+}
+$2 == "alloc-small" {
+	kv(); k = src SUBSEP F["allocator"] SUBSEP F["threads"]
+	for (f in F) SM[k, f] = F[f]
+	if (!((src, F["allocator"]) in seenA)) { seenA[src, F["allocator"]] = 1; alist[src] = alist[src] " " F["allocator"] }
+	next
+}
+$2 == "alloc-live" {
+	kv(); k = src SUBSEP F["allocator"]
+	for (f in F) LV[k, f] = F[f]
+	next
+}
+$2 == "kcost" {
+	kv(); kern = src; sub(/^kcost-/, "", kern); round = kern; sub(/-.*/, "", kern); sub(/.*-/, "", round)
+	if (!(F["test"] in ktests)) { ktests[F["test"]] = 1; klist = klist " " F["test"] }
+	kunit[F["test"]] = F["unit"]
+	KS[kern, F["test"]] = KS[kern, F["test"]] (KS[kern, F["test"]] == "" ? "" : ",") F["samples"]
+	KB[kern, F["test"], round] = F["med"]
+	if (!((kern, round) in kround)) { kround[kern, round] = 1; nround[kern]++ }
+	kmachine[kern] = machine[src]
+	next
+}
+
+# ---- 2015 ----------------------------------------------------------------
+BEGIN {
+	D["a"] = "a. mlock whole range"
+	D["b"] = "b. mlock before each access"
+	D["c"] = "c. PROT_NONE + SIGSEGV, batch 1"
+	D["d"] = "d. PROT_NONE + SIGSEGV, batch 8"
+	D["e"] = "e. PROT_NONE + SIGSEGV, batch 16"
+	D["f"] = "f. mlock2(MLOCK_ONFAULT)"
+	D["g"] = "g. mmap(MAP_LOCKONFAULT)"
+}
+function desc2015(s) { return D[s] }
+function guesttitle(src) {
+	return index(machine[src], "lock-on-fault series") ? "Guest: patched kernel" : "Guest: kernel WITHOUT the lock-on-fault series"
+}
+function table2015(src, title, note,   v, variant, s, k, o) {
+	o = out "/2015.md"
+	print "## " title "\n" > o
+	print "Machine: " machine[src] ".  " note > o
+	print "Mapping: " mib(size2015[src]) " (" pages2015[src] " pages), " acc2015[src] \
+	      " random one-byte reads, median of " runs2015[src] " runs (min–max), ms.\n" > o
+	for (v = 1; v <= 2; v++) {
+		variant = v == 1 ? "dense" : "sparse"
+		print "**" variant "**: " touched[src, variant] " of " pages2015[src] " pages touched.\n" > o
+		print "| strategy | setup ms | processing ms | locked resident kB | VmLck kB |" > o
+		print "|---|---:|---:|---:|---:|" > o
+		for (s = 1; s <= 7; s++) {
+			k = src SUBSEP variant SUBSEP substr("abcdefg", s, 1)
+			if (!((k, "strategy") in E)) continue
+			if (E[k, "skipped"] != "") {
+				print "| " desc2015(substr("abcdefg", s, 1)) " | not run: no lock-on-fault series in this kernel | | | |" > o
+				continue
+			}
+			print "| " desc2015(substr("abcdefg", s, 1)) " | " range(E[k, "setup_med"], E[k, "setup_min"], E[k, "setup_max"]) \
+			      " | " range(E[k, "proc_med"], E[k, "proc_min"], E[k, "proc_max"]) " | " big(E[k, "locked_kb"]) \
+			      " | " big(E[k, "vmlck_kb"]) " |" > o
+		}
+		print "" > o
+	}
+}
+function r2015(src, variant, num_s, num_f, den_s, den_f,   a, b) {
+	a = E[src, variant, num_s, num_f]; b = E[src, variant, den_s, den_f]
+	return ratio(a, b)
+}
+function ratios2015(   o, i, name, theirs, ns, nf, ds, df, cols, c, r, cell, holds, row, srcv, nc) {
+	o = out "/2015.md"
+	nc = 0
+	if (has2015["guest-bench"]) { cols[++nc] = "guest-bench dense"; cols[++nc] = "guest-bench sparse" }
+	if (has2015["host-2015"]) { cols[++nc] = "host-2015 dense"; cols[++nc] = "host-2015 sparse" }
+	print "## The cover letter's ratios next to ours\n" > o
+	print "2015: 5 GB file, 15,000,000 reads, averages of 20 runs on bare metal.  Ours: medians as above." > o
+	print "A ratio above 1 means lock-on-fault wins, the direction the cover letter reports.\n" > o
+	row = "| ratio | 2015"
+	for (c = 1; c <= nc; c++) { split(cols[c], srcv, " "); row = row " | " (srcv[1] == "host-2015" ? "host" : "guest") " " srcv[2] }
+	print row " | direction holds |" > o
+	row = "|---|---:"
+	for (c = 1; c <= nc; c++) row = row "|---:"
+	print row "|---|" > o
+	for (i = 1; i <= 6; i++) {
+		# num strategy, field, den strategy, field
+		if (i == 1) { name = "LOCKED setup / ONFAULT setup (a/f)"; theirs = 8228.666 / 0.189; ns = "a"; nf = "setup_med"; ds = "f"; df = "setup_med" }
+		if (i == 2) { name = "LOCKED setup / MAP_LOCKONFAULT setup (a/g)"; theirs = ""; ns = "a"; nf = "setup_med"; ds = "g"; df = "setup_med" }
+		if (i == 3) { name = "per-access mlock / ONFAULT processing (b/f)"; theirs = 90993.552 / 17904.899; ns = "b"; nf = "proc_med"; ds = "f"; df = "proc_med" }
+		if (i == 4) { name = "per-access mlock / MAP_LOCKONFAULT processing (b/g)"; theirs = ""; ns = "b"; nf = "proc_med"; ds = "g"; df = "proc_med" }
+		if (i == 5) { name = "batch-16 / ONFAULT processing (e/f)"; theirs = 29671.180 / 17904.899; ns = "e"; nf = "proc_med"; ds = "f"; df = "proc_med" }
+		if (i == 6) { name = "batch-16 / MAP_LOCKONFAULT processing (e/g)"; theirs = ""; ns = "e"; nf = "proc_med"; ds = "g"; df = "proc_med" }
+		row = "| " name " | " (theirs == "" ? "(not measured)" : sprintf("%.2f×", theirs))
+		holds = ""; cell = 0
+		for (c = 1; c <= nc; c++) {
+			split(cols[c], srcv, " ")
+			r = r2015(srcv[1], srcv[2], ns, nf, ds, df)
+			row = row " | " rfmt(r)
+			if (r != "") { cell++; if (r <= 1) holds = holds (holds ? ", " : "") "not in " srcv[2] " " (srcv[1] == "host-2015" ? "host" : "guest") }
+		}
+		print row " | " (cell == 0 ? "n/a" : holds == "" ? "yes" : "no: " holds) " |" > o
+	}
+	print "" > o
+}
+
+# ---- allocators ------------------------------------------------------------
+function allocs(src, title, note,   o, n, names, i, c, caps, nc, k, base, r, th1, th2, kl) {
+	o = out "/alloc.md"
+	n = split(alist[src], names, " "); nc = split(clist[src], caps, " ")
+	print "## " title "\n" > o
+	print "Machine: " machine[src] ".  " note "\n" > o
+	print "### Large buffers: one buffer per capacity, 4 KiB of it used\n" > o
+	print "Time for alloc + use + free, median of " lruns[src] " runs (min–max), in a fresh process each;" > o
+	print "peaks are over the buffer's life (OpenSSL: arena init to teardown, included in its time)." > o
+	print "With THP \"always\" (see the machine line) a fault can map a 2 MiB page, so faults drop.\n" > o
+	print "| allocator | locking | capacity | alloc+use+free ms | × secbuf | peak RSS kB | peak VmLck kB | peak locked resident kB | page faults |" > o
+	print "|---|---|---:|---:|---:|---:|---:|---:|---:|" > o
+	for (c = 1; c <= nc; c++)
+		for (i = 1; i <= n; i++) {
+			k = src SUBSEP names[i] SUBSEP caps[c]
+			if (!((k, "time_med") in L)) continue
+			base = L[src, "secbuf", caps[c], "time_med"]
+			print "| " names[i] " | " L[k, "method"] " | " mib(caps[c]) " | " range(L[k, "time_med"], L[k, "time_min"], L[k, "time_max"]) \
+			      " | " rfmt(ratio(L[k, "time_med"], base)) " | " big(L[k, "rss_kb"]) " | " big(L[k, "vmlck_kb"]) \
+			      " | " big(L[k, "locked_kb"]) " | " big(L[k, "faults"]) " |" > o
+		}
+	print "\n### Small secrets: 32-byte alloc + write + free pairs per second\n" > o
+	print "Median of the runs (min–max), one other 32-byte secret live throughout.\n" > o
+	print "| allocator | 1 thread | 2 threads | 2 threads / 1 thread |" > o
+	print "|---|---:|---:|---:|" > o
+	for (i = 1; i <= n; i++) {
+		th1 = src SUBSEP names[i] SUBSEP 1; th2 = src SUBSEP names[i] SUBSEP 2
+		if (!((th1, "ops_med") in SM)) continue
+		print "| " names[i] " | " range(SM[th1, "ops_med"], SM[th1, "ops_min"], SM[th1, "ops_max"]) " | " \
+		      range(SM[th2, "ops_med"], SM[th2, "ops_min"], SM[th2, "ops_max"]) " | " rfmt(ratio(SM[th2, "ops_med"], SM[th1, "ops_med"])) " |" > o
+	}
+	for (i = 1; i <= n; i++) if ((src, names[i], "count") in LV) kl = src SUBSEP names[i]
+	print "\n### Live 32-byte allocations before the allocator fails\n" > o
+	print "Bounded: at most " LV[kl, "cap"] " allocations or " LV[kl, "cap_secs"] " s per allocator.  " \
+	      "OpenSSL's arena is " LV[kl, "heap_kb"] " kB here (its limit is arena / 32 bytes); " \
+	      "vm.max_map_count limits the mmap-per-secret allocators.\n" > o
+	print "| allocator | live allocations | stopped by | errno | seconds | VmLck kB at the end |" > o
+	print "|---|---:|---|---|---:|---:|" > o
+	for (i = 1; i <= n; i++) {
+		k = src SUBSEP names[i]
+		if (!((k, "count") in LV)) continue
+		print "| " names[i] " | " LV[k, "count"] " | " LV[k, "stop"] " | " LV[k, "errno"] " | " LV[k, "secs"] " | " big(LV[k, "vmlck_kb"]) " |" > o
+	}
+	print "" > o
+}
+function plotdata(src, file,   n, names, nc, caps, c, i, row) {
+	n = split(alist[src], names, " "); nc = split(clist[src], caps, " ")
+	if (nc == 0) return
+	row = "capacity_MiB"
+	for (i = 1; i <= n; i++) row = row " " names[i]
+	print row > file
+	for (c = 1; c <= nc; c++) {
+		row = caps[c] / 1024
+		for (i = 1; i <= n; i++) {
+			v = L[src, names[i], caps[c], "time_med"]
+			row = row " " (v == "" ? "NaN" : v)
+		}
+		print row > file
+	}
+	close(file)
+}
+
+# ---- kernel cost -----------------------------------------------------------
+function kcost(   o, nt, tests, t, st, pa, d, noise, r, x, y, verdict, bl) {
+	o = out "/kcost.md"
+	print "# Kernel cost: stock vs patched 6.1 on unrelated work\n" > o
+	print "Guest, QEMU TCG, same image and QEMU options; machine: " kmachine["stock"] "." > o
+	print "Patched machine line: " kmachine["patched"] "." > o
+	print "Boots: " nround["stock"] " stock and " nround["patched"] " patched, alternating; each boot does one" > o
+	print "discarded warm-up and then the runs below.  Values pool every run of every boot: median (min–max)." > o
+	print "Noise is the larger boot-to-boot change of the median on the same kernel; a difference" > o
+	print "smaller than that is called within noise.  TCG timings: compare only these ratios.\n" > o
+	print "| test | unit | stock | patched | patched vs stock | noise | verdict |" > o
+	print "|---|---|---:|---:|---:|---:|---|" > o
+	nt = split(klist, tests, " ")
+	for (t = 1; t <= nt; t++) {
+		if (KS["stock", tests[t]] == "" || KS["patched", tests[t]] == "") {
+			print "| " tests[t] " | " kunit[tests[t]] " | " (KS["stock", tests[t]] == "" ? "not measured" : "measured") " | " \
+			      (KS["patched", tests[t]] == "" ? "not measured" : "measured") " | n/a | n/a | no comparison |" > o
+			continue
+		}
+		pool(KS["stock", tests[t]]); st = S["med"]; x = range(S["med"], S["min"], S["max"])
+		pool(KS["patched", tests[t]]); pa = S["med"]; y = range(S["med"], S["min"], S["max"])
+		d = st > 0 ? (pa - st) / st * 100 : 0
+		noise = 0
+		for (bl = 1; bl <= 2; bl++) {
+			kern = bl == 1 ? "stock" : "patched"
+			for (r = 2; r <= nround[kern]; r++)
+				if (KB[kern, tests[t], 1] > 0) {
+					x2 = (KB[kern, tests[t], r] - KB[kern, tests[t], 1]) / KB[kern, tests[t], 1] * 100
+					if (x2 < 0) x2 = -x2
+					if (x2 > noise) noise = x2
+				}
+		}
+		verdict = (d < 0 ? -d : d) <= noise ? "within noise" : (d < 0 ? "patched slower" : "patched faster")
+		print "| " tests[t] " | " kunit[tests[t]] " (higher is better) | " x " | " y " | " sprintf("%+.1f%%", d) " | " \
+		      (nround["stock"] > 1 ? sprintf("±%.1f%%", noise) : "n/a (1 boot)") " | " verdict " |" > o
+	}
+	print "" > o
+}
+
+# ---- headline ---------------------------------------------------------------
+function headline(   o, src, names, n, i, cap, k, row, g, caps, nc) {
+	o = out "/headline.md"
+	src = "host-alloc"
+	nc = split(clist[src], caps, " "); cap = caps[nc]	# the largest measured
+	n = split("secbuf sodium_malloc openssl_secure malloc+mlock", names, " ")
+	print "Host: " machine[src] " (real time; medians of " lruns[src] " runs).\n" > o
+	row = "| " mib(cap) " capacity, 4 KiB used |"
+	for (i = 1; i <= n; i++) row = row " " names[i] " |"
+	print row > o
+	print "|---|---:|---:|---:|---:|" > o
+	row = "| alloc + use + free, ms |"
+	for (i = 1; i <= n; i++) row = row " " num(L[src, names[i], cap, "time_med"]) " |"
+	print row > o
+	row = "| peak locked resident, kB |"
+	for (i = 1; i <= n; i++) row = row " " big(L[src, names[i], cap, "locked_kb"]) " |"
+	print row > o
+	row = "| peak RSS, kB |"
+	for (i = 1; i <= n; i++) row = row " " big(L[src, names[i], cap, "rss_kb"]) " |"
+	print row > o
+	row = "| 32-byte alloc/free pairs/s, 1 thread |"
+	for (i = 1; i <= n; i++) row = row " " big(SM[src, names[i], 1, "ops_med"]) " |"
+	print row > o
+	row = "| live 32-byte secrets before failure |"
+	for (i = 1; i <= n; i++) row = row " " (LV[src, names[i], "count"] == "" ? "-" : LV[src, names[i], "count"] (LV[src, names[i], "stop"] == "alloc-failed" ? "" : " (cap)")) " |"
+	print row > o
+	g = "guest-bench"
+	if (has2015[g]) {
+		print "\n2015 experiment, guest on the patched kernel (QEMU TCG, " mib(size2015[g]) " file on tmpfs, " acc2015[g] " reads):" > o
+		print "per-access mlock takes " rfmt(r2015(g, "dense", "b", "proc_med", "g", "proc_med")) " as long as MAP_LOCKONFAULT and " \
+		      rfmt(r2015(g, "dense", "b", "proc_med", "f", "proc_med")) " as long as mlock2(MLOCK_ONFAULT) (2015: 5.08×); " \
+		      "SIGSEGV batch-16 " rfmt(r2015(g, "dense", "e", "proc_med", "f", "proc_med")) " (2015: 1.66×)." > o
+	}
+	print "\nFull tables: [2015 experiment](bench/results/2015.md), [allocators](bench/results/alloc.md), " \
+	      "[kernel cost](bench/results/kcost.md); chart: ![alloc+use+free vs capacity](bench/results/alloc-large.png)" > o
+}
+
+END {
+	o = out "/2015.md"
+	print "# The 2015 lock-on-fault experiment, reproduced\n" > o
+	print "Map a file of random data and make random one-byte reads, keeping every touched page locked" > o
+	print "(seeds/001).  Setup = mmap plus any whole-range lock call; processing = the reads with their" > o
+	print "locking.  Dense reads anywhere; sparse reads only ~5% of the pages.  SIGSEGV handlers clamp" > o
+	print "their batch to the mapping end (one mprotect+mlock per fault) instead of the cover letter's" > o
+	print "speculative second step.  \"Locked resident\" is smaps_rollup Locked (pages actually pinned);" > o
+	print "VmLck is what RLIMIT_MEMLOCK is charged, which for on-fault ranges is the whole range.\n" > o
+	if (has2015["guest-bench"])
+		table2015("guest-bench", guesttitle("guest-bench"), "QEMU TCG: compare times only as ratios.  The data file is on tmpfs (the guest has no disk filesystem).")
+	if (has2015["host-2015"])
+		table2015("host-2015", "Host: this machine's own kernel", "Real time.  The data file is in /tmp on the host's disk filesystem, so reads hit the page cache; strategy g needs the patched kernel.")
+	ratios2015()
+	close(o)
+
+	o = out "/alloc.md"
+	print "# secbuf against the other secure allocators\n" > o
+	print "secbuf frees with a wipe of resident pages only; sodium_free and OpenSSL wipe the whole block;" > o
+	print "malloc+mlock wipes the whole capacity (it cannot know what was used) and munlock()s whole pages." > o
+	print "OpenSSL's secure heap is initialised per run with an arena of the next power of two >= the" > o
+	print "capacity (OpenSSL 3 locks it with mlock2(MLOCK_ONFAULT)); its init and teardown are in its time.\n" > o
+	if (alist["host-alloc"] != "") { allocs("host-alloc", "Host: this machine's own kernel, real time", ""); plotdata("host-alloc", out "/alloc-large-host.dat") }
+	if (alist["guest-bench"] != "") { allocs("guest-bench", guesttitle("guest-bench"), "QEMU TCG: compare times only as ratios (the × secbuf column)."); plotdata("guest-bench", out "/alloc-large-guest.dat") }
+	close(o)
+
+	if (klist != "") kcost()
+	headline()
+}
