@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 
-.PHONY: all deps lib kernel kernel-stock kernel-lint guest guest-image check check-host \
+.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
 	check-guest check-asan check-valgrind demo demo-host bench install qemu-shell clean
 
 all: lib
@@ -28,6 +28,10 @@ kernel-stock: deps
 
 kernel-lint: deps
 	@kernel/lint.sh
+
+# Build after every patch of the series (about 15 min; not part of check).
+kernel-bisect: deps
+	@kernel/bisect.sh
 
 # Everything the guest image carries, built static into build/guest/bin.
 guest: lib kernel

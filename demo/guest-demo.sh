@@ -4,8 +4,9 @@
 # with SECBUF_LOCK=none, and a process holding secrets in plain malloc
 # memory), and memory pressure inside a cgroup
 # with a small memory.max; then audits the daemon.  The secrets to look for
-# in the swap device are printed as "# KEEP: secret|control NAME HEX" for the
-# host's scan (demo/scan-swap), the figures as "# KEEP: stat KEY VALUE".
+# in the swap device are printed as "# KEEP: secret|control NAME HEX", after
+# "# KEEP: expect secret absent" and "expect control present", for the host's
+# scan (demo/scan-swap), the figures as "# KEEP: stat KEY VALUE".
 # Env: DEMO_MEMMAX (cgroup memory.max, default 24M), DEMO_PRESSURE_MB (96).
 memmax=${DEMO_MEMMAX:-24M}
 pressure=${DEMO_PRESSURE_MB:-96}
@@ -51,6 +52,8 @@ keep "stat method $method"
 keep "stat kernel $(uname -r)"
 
 # 2. Keys: imported ones whose bytes the host will look for, and generated ones.
+keep "expect secret absent"
+keep "expect control present"
 for name in sign1 sign2; do
 	s=$(hex32)
 	ok "import ed25519 $name" sh -c "echo $s | secbufctl import ed25519 $name >/dev/null"

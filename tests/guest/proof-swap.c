@@ -94,8 +94,12 @@ int main(void)
 	if (!sec || !ctl || smem == MAP_FAILED)
 		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p): %s", (void *)sec,
 			 (void *)ctl, (void *)smem, strerror(errno));
-	tap_keep("method %s", name);
-	tap_keep("expect secbuf=%s", negative ? "leak" : "none");
+	/* What tests/guest/scan-swap is to find in the swap image. */
+	tap_keep("expect secbuf %s", negative ? "present" : "absent");
+	tap_keep("expect control present");
+	tap_keep("expect memfd_secret absent");
+	tap_keep("summary swap-scan|%s%s|secbuf,control", name, negative ? " (neg. control)" : "");
+	tap_keep("summary swap-scan|memfd_secret|memfd_secret,control");
 	sr = mark_pages("secbuf", sec, NMARK);
 	cr = mark_pages("control", ctl, NMARK);
 	mr = mark_pages("memfd_secret", smem, NSECRET);

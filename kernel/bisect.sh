@@ -1,0 +1,87 @@
+#!/bin/bash
+# Prove the series bisectable: in one pristine tree (build/kernel/bisect),
+# apply the patches of kernel/patches/series one at a time, exactly as
+# kernel/build.sh does, and build bzImage after each, with the .config of
+# the patched kernel (kernel/build.sh patched makes it).  The selftests of
+# the series are compiled too once they exist.  One TAP line per patch.
+#
+# usage: kernel/bisect.sh
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+src_tar=/usr/src/linux-source-6.1.tar.xz
+out=$top/build/kernel
+tree=$out/bisect
+fail() { echo "bisect: error: $*" >&2; exit 1; }
+
+config=$("$top/kernel/build.sh" patched)/.config
+[ -r "$config" ] || fail "no $config"
+
+patches=()
+while read -r p; do
+	p=${p%%#*}; p=${p//[[:space:]]/}
+	[ -n "$p" ] && patches+=("$p")
+done < "$top/kernel/patches/series"
+
+# Same lock as kernel/build.sh: one kernel build at a time.
+exec 9>"$out/.lock"
+flock 9
+
+# Warnings of the pristine tree, keyed without line numbers, so that only
+# warnings a patch brings count against it.
+warnings() { { grep -E 'warning:' "$1" || true; } | sed -E 's/:[0-9]+:[0-9]+:/:/' | sort -u; }
+
+# A pristine tree built once is kept (.secbuf-baseline) for the next run.
+if [ ! -f "$tree/.secbuf-baseline" ] || ! cmp -s "$config" "$tree/.secbuf-baseline"; then
+	echo "==> bisect: unpack $src_tar" >&2
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	tar -xJf "$src_tar" -C "$tree" --strip-components=1
+	cp "$config" "$tree/.config"
+	make -C "$tree" -s olddefconfig
+	echo "==> bisect: baseline build" >&2
+	make -C "$tree" -j2 bzImage >"$tree/bisect-0.log" 2>&1 || fail "pristine tree does not build"
+	warnings "$tree/bisect-0.log" >"$tree/warnings-0"
+	cp "$config" "$tree/.secbuf-baseline"
+fi
+# Work on a copy so that the kept baseline stays pristine.
+work=$out/bisect-work
+echo "==> bisect: copy the baseline tree" >&2
+rm -rf "$work"
+cp -a "$tree" "$work"
+base=$tree
+tree=$work
+
+echo "1..${#patches[@]}"
+n=0 passed=0 failed=0
+for p in "${patches[@]}"; do
+	n=$((n + 1))
+	log=$tree/bisect-$n.log
+	t0=$SECONDS
+	res=$(patch -d "$tree" -p1 --fuzz=0 --no-backup-if-mismatch -N \
+		< "$top/kernel/patches/$p" 2>&1) || { echo "$res" | sed 's/^/# /'; fail "$p does not apply"; }
+	if grep -Eq 'with fuzz|offset|FAILED|reject' <<<"$res"; then
+		echo "$res" | sed 's/^/# /'
+		fail "$p applies only with fuzz or offset"
+	fi
+	ok=1
+	make -C "$tree" -j2 bzImage >"$log" 2>&1 || ok=0
+	if [ $ok = 1 ] && warnings "$log" | comm -23 - "$base/warnings-0" |
+			sed 's/^/# new: /' | grep .; then
+		ok=0
+	fi
+	if [ $ok = 1 ] && [ -f "$tree/tools/testing/selftests/vm/lock-on-fault.c" ]; then
+		{ make -C "$tree" -s headers_install INSTALL_HDR_PATH="$tree/usr" &&
+		  GUEST_BIN=$tree/guest-bin "$top/kernel/selftests.sh" "$tree"; } >>"$log" 2>&1 || ok=0
+	fi
+	if [ $ok = 1 ]; then
+		echo "ok $n $p builds ($((SECONDS - t0)) s)"
+		passed=$((passed + 1))
+	else
+		tail -20 "$log" | sed 's/^/# /'
+		echo "not ok $n $p does not build (log: ${log#"$top"/})"
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed, 0 skipped"
+[ "$failed" -eq 0 ]
