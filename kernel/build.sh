@@ -36,7 +36,7 @@ for p in "${patches[@]}"; do [ -r "$p" ] || fail "series names missing patch $p"
 hash=$( {
 	echo "$variant $src_version $(stat -c %s "$src_tar")"
 	cat "$kdir/build.sh" "$kdir"/config/*.config
-	for p in "${patches[@]}"; do echo "$p"; cat "$p"; done
+	for p in "${patches[@]}"; do basename "$p"; cat "$p"; done
 } | sha256sum | cut -c1-16)
 tree=$out/$variant-$hash
 
