@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #define SB_PROTO_VERSION	1
+#define SB_DEFAULT_SOCKET	"/run/secbufd/secbufd.sock"	/* $SECBUFD_SOCKET overrides */
 #define SB_HDR_SIZE		8
 #define SB_FIELD_HDR		4
 #define SB_NAME_MAX		64	/* key names: 1..64 of [A-Za-z0-9._-] */

@@ -3,6 +3,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +283,20 @@ static void sweep(struct server *s)
 	}
 }
 
+/*
+ * The socket's directory, one level, when missing (/run/secbufd outside
+ * systemd, whose RuntimeDirectory= makes it otherwise); bind() reports
+ * anything that still stands in the way.
+ */
+static void make_socket_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (mkdir(dirname(dir), 0755) == 0)
+		fprintf(stderr, "secbufd: created %s\n", dir);
+}
+
 static int listen_on(const struct server_config *cfg)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -294,6 +309,7 @@ static int listen_on(const struct server_config *cfg)
 		return -1;
 	}
 	strcpy(sa.sun_path, cfg->path);
+	make_socket_dir(cfg->path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
