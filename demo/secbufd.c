@@ -34,7 +34,7 @@ static void usage(FILE *f)
 		"                        be swapped out); by default secbufd refuses to start\n"
 		"  -v, --verbose         log one line per request (operation and size, never key bytes)\n"
 		"  -V, --version         print the version\n"
-		"SIGTERM and SIGINT wipe every key and the buffer, then exit 0.\n");
+		"SIGTERM, SIGINT, SIGHUP and SIGQUIT wipe every key and the buffer, then exit 0.\n");
 }
 
 static int parse_size(const char *s, size_t *out)

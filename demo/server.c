@@ -239,10 +239,13 @@ static void accept_one(struct server *s, int lfd)
 	c->fd = fd;
 	c->uid = cred.uid;
 	if (cred.uid != s->uid && cred.uid != 0) {
-		fprintf(stderr, "secbufd: refused pid %d: uid %u is neither %u nor root\n",
-			(int)cred.pid, (unsigned)cred.uid, (unsigned)s->uid);
-		snprintf(msg, sizeof(msg), "uid %u may not use this daemon (only uid %u or root)",
-			 (unsigned)cred.uid, (unsigned)s->uid);
+		if (s->uid == 0)
+			snprintf(msg, sizeof(msg), "uid %u may not use this daemon: it serves root only",
+				 (unsigned)cred.uid);
+		else
+			snprintf(msg, sizeof(msg), "uid %u may not use this daemon: it serves uid %u and root only",
+				 (unsigned)cred.uid, (unsigned)s->uid);
+		fprintf(stderr, "secbufd: refused pid %d: %s\n", (int)cred.pid, msg);
 		conn_error(c, SB_E_DENIED, msg, 1);
 	} else if (s->nconns == SERVER_MAX_CONNS) {
 		conn_error(c, SB_E_BUSY, "too many connections, retry later", 1);
@@ -352,6 +355,8 @@ static int signal_fd(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);	/* nothing to reload: a hangup ends the daemon, with the wipe */
+	sigaddset(&set, SIGQUIT);	/* its default, a core dump, would skip the wipe */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -1;
 	return signalfd(-1, &set, SFD_CLOEXEC);
@@ -395,7 +400,8 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 	}
 
 	if (stop)
-		fprintf(stderr, "secbufd: signal %u: wiping %u keys and the working buffer\n", si.ssi_signo, ks->n);
+		fprintf(stderr, "secbufd: %s: wiping %u keys and the working buffer\n",
+			strsignal(si.ssi_signo), ks->n);
 	while (s.nconns)
 		conn_close(&s, s.conns[0]);
 	ks_wipe(ks);

@@ -22,7 +22,8 @@ struct server_config {
 };
 
 /*
- * Serve until SIGTERM or SIGINT, then wipe every key and the working buffer.
+ * Serve until SIGTERM, SIGINT, SIGHUP or SIGQUIT, then wipe every key and the
+ * working buffer.
  * Returns 0 after a clean shutdown, -1 (message printed) if the socket
  * cannot be set up.
  */

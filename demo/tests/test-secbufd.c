@@ -1,6 +1,7 @@
 /*
  * test-secbufd - host tests of secbufd through its socket: round trips,
- * bad input, access control, load and the SIGTERM wipe.
+ * bad input, access control, load and the wipe on every signal that ends
+ * it.
  * usage: test-secbufd BINDIR   (prints TAP)
  */
 #define _GNU_SOURCE
@@ -266,12 +267,14 @@ static int nobody_connect(void)
 static void test_peercred(const char *dir)
 {
 	static const char *const wide[] = { "--mode", "0666", NULL };
+	char text[4096];
 	pid_t pid;
 	int rc;
 
 	if (geteuid() != 0) {
 		tap_skip("not root", "uid 65534 cannot connect to the 0600 socket");
 		tap_skip("not root", "uid 65534 is refused by SO_PEERCRED");
+		tap_skip("not root", "a root daemon's refusal says it serves root only");
 		return;
 	}
 	rc = nobody_connect();
@@ -282,6 +285,14 @@ static void test_peercred(const char *dir)
 	tap_ok(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
 	if (pid > 0)
 		daemon_stop(pid);
+	read_text(errlog, text, sizeof(text));
+	tap_ok(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
+	       "a root daemon's refusal says it serves root only");
+	if (strstr(text, "secbufd: refused")) {
+		const char *line = strstr(text, "secbufd: refused");
+
+		printf("# %.*s\n", (int)(strchrnul(line, '\n') - line), line);
+	}
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 }
 
@@ -386,49 +397,70 @@ static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 	return hits;
 }
 
-static void test_sigterm(const char *dir)
+/* sig wipes every key (none left anywhere in memory), removes the socket and exits 0. */
+static void test_signal_wipe(const char *dir, int sig)
 {
 	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
 	uint8_t seed[32], x[32], t = SB_KEY_ED25519, tx = SB_KEY_X25519;
 	struct sb_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
 	struct sb_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
+	const char *name = sigabbrev_np(sig);
 	long before, after, xbefore, xafter;
 	int status;
 	pid_t pid;
 
-	snprintf(sock, sizeof(sock), "%s/term.sock", dir);
+	snprintf(sock, sizeof(sock), "%s/sig%s.sock", dir, name);
 	pid = daemon_start(sock, NULL, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
 	if (pid < 0 || call_status(SB_OP_IMPORT, 3, f) != SB_OK || call_status(SB_OP_IMPORT, 3, g) != SB_OK) {
-		tap_ok(0, "daemon with two imported keys for the SIGTERM test");
+		tap_ok(0, "daemon with two imported keys for the SIG%s test", name);
+		if (pid > 0)
+			daemon_stop(pid);
 		return;
 	}
 	before = mem_hits(pid, seed, 32);
 	xbefore = mem_hits(pid, x, 32);
-	tap_ok(before >= 1 && xbefore >= 1, "before SIGTERM the key bytes are in the daemon's memory "
-	       "(%ld and %ld copies)", before, xbefore);
-	kill(pid, SIGTERM);
+	tap_ok(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
+	       "(%ld and %ld copies)", name, before, xbefore);
+	kill(pid, sig);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		tap_ok(0, "daemon stops after its wipe (test hook)");
+		tap_ok(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
 		return;
 	}
 	after = mem_hits(pid, seed, 32);
 	xafter = mem_hits(pid, x, 32);
-	tap_ok(after == 0 && xafter == 0, "after the SIGTERM wipe no copy is left anywhere in its memory "
-	       "(%ld and %ld copies)", after, xafter);
+	tap_ok(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
+	       "(%ld and %ld copies)", name, after, xafter);
 	kill(pid, SIGCONT);
 	status = wait_exit(pid, 5000);
-	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the daemon then exits 0 (status 0x%x)",
-	       status);
-	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "the socket file is removed");
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
+	       "(status 0x%x)", name, status);
+	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
+}
 
-	pid = daemon_start(sock, NULL, NULL, errlog);
-	kill(pid, SIGINT);
-	status = wait_exit(pid, 5000);
-	tap_ok(pid > 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGINT: exits 0 too");
-	if (status == -1 && pid > 0)
-		daemon_stop(pid);
+/* The other catchable ways to end it wipe and exit 0 too. */
+static void test_signals(const char *dir)
+{
+	static const int sigs[] = { SIGINT, SIGQUIT };
+
+	test_signal_wipe(dir, SIGTERM);
+	test_signal_wipe(dir, SIGHUP);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		pid_t pid;
+		int status = -1;
+
+		snprintf(sock, sizeof(sock), "%s/end.sock", dir);
+		pid = daemon_start(sock, NULL, NULL, errlog);
+		if (pid > 0) {
+			kill(pid, sigs[i]);
+			status = wait_exit(pid, 5000);
+			if (status == -1)
+				daemon_stop(pid);
+		}
+		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
+		       "SIG%s: exits 0 and removes the socket (status 0x%x)", sigabbrev_np(sigs[i]), status);
+	}
 }
 
 int main(int argc, char **argv)
@@ -465,7 +497,7 @@ int main(int argc, char **argv)
 
 		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
-	test_sigterm(dir);
+	test_signals(dir);
 	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);
 	if (system(errlog) != 0)
 		printf("# could not remove %s\n", dir);
