@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "handlers.h"
+#include "notify.h"
 #include "protocol.h"
 
 enum { TAG_LISTEN, TAG_SIGNAL, TAG_CONN };
@@ -377,6 +378,8 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 	}
 	fprintf(stderr, "secbufd: listening on %s (mode %04o, max request %zu bytes)\n",
 		cfg->path, (unsigned)cfg->mode, cfg->max_body);
+	if (notify_manager("READY=1") < 0)
+		fprintf(stderr, "secbufd: cannot notify the service manager: %s\n", strerror(errno));
 
 	while (!stop) {
 		struct epoll_event ev[64];
@@ -399,6 +402,7 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 		sweep(&s);
 	}
 
+	notify_manager("STOPPING=1");
 	if (stop)
 		fprintf(stderr, "secbufd: %s: wiping %u keys and the working buffer\n",
 			strsignal(si.ssi_signo), ks->n);

@@ -1,7 +1,7 @@
 /*
  * test-secbufd - host tests of secbufd through its socket: round trips,
- * bad input, access control, load and the wipe on every signal that ends
- * it.
+ * bad input, access control, load, readiness and the wipe on every signal
+ * that ends it.
  * usage: test-secbufd BINDIR   (prints TAP)
  */
 #define _GNU_SOURCE
@@ -14,7 +14,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -397,6 +399,49 @@ static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 	return hits;
 }
 
+/* One datagram from the notify socket within 5 s, NUL-terminated; "" if none. */
+static const char *notify_recv(int fd, char *buf, size_t size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n = poll(&p, 1, 5000) == 1 ? recv(fd, buf, size - 1, 0) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Type=notify: READY=1 once the socket accepts connections, STOPPING=1 at the end. */
+static void test_notify(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char env[300], msg[256];
+	const char *const envs[] = { env, NULL };
+	int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), fd = -1, ready = 0;
+	pid_t pid;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", dir);
+	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sa.sun_path);
+	snprintf(sock, sizeof(sock), "%s/notified.sock", dir);
+	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		tap_ok(0, "a notify socket for the readiness test: %s", strerror(errno));
+		return;
+	}
+	pid = daemon_spawn(sock, NULL, envs, errlog, NULL);
+	ready = !strcmp(notify_recv(nfd, msg, sizeof(msg)), "READY=1");
+	if (ready)
+		fd = sb_connect(sock);
+	tap_ok(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
+	       msg);
+	if (fd >= 0)
+		close(fd);
+	if (pid > 0)
+		kill(pid, SIGTERM);
+	tap_ok(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
+	       msg);
+	if (pid > 0 && wait_exit(pid, 5000) == -1)
+		daemon_stop(pid);
+	close(nfd);
+}
+
 /* sig wipes every key (none left anywhere in memory), removes the socket and exits 0. */
 static void test_signal_wipe(const char *dir, int sig)
 {
@@ -498,6 +543,7 @@ int main(int argc, char **argv)
 		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
 	test_signals(dir);
+	test_notify(dir);
 	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);
 	if (system(errlog) != 0)
 		printf("# could not remove %s\n", dir);
