@@ -101,7 +101,7 @@ int ks_import(struct keystore *ks, unsigned type, const uint8_t *name, size_t nl
 	struct key *k;
 	int st;
 
-	if (slen != 32)
+	if (slen != SB_SECRET_BYTES)
 		return SB_E_INVAL;
 	st = key_new(ks, type, name, nlen, &k);
 	if (st != SB_OK)

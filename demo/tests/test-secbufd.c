@@ -64,6 +64,18 @@ static int call_status(uint8_t op, unsigned n, const struct sb_field *f)
 	return st;
 }
 
+/* A request expected to fail: its status, its message copied into msg. */
+static int call_error(uint8_t op, unsigned n, const struct sb_field *f, char *msg, size_t size)
+{
+	struct sb_reply r;
+	int st = call(op, n, f, &r);
+
+	snprintf(msg, size, "%s", st > 0 ? (const char *)r.f[0].p : "");
+	if (st >= 0)
+		sb_reply_free(&r);
+	return st;
+}
+
 static int keygen(unsigned type, const char *name, uint8_t *pk)
 {
 	uint8_t t = type;
@@ -154,6 +166,7 @@ static void test_seal_open(void)
 static void test_import_and_errors(void)
 {
 	uint8_t seed[32], pk[32], sk[64], t = SB_KEY_ED25519, bad = 9;
+	char msg[SB_ERRMSG_MAX + 1];
 	struct sb_field f[3] = { fld(&t, 1), str("imported"), fld(seed, 32) };
 	struct sb_reply r;
 	int st;
@@ -168,15 +181,23 @@ static void test_import_and_errors(void)
 	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_EXISTS, "a second key of the same name is refused");
 	f[2] = fld(seed, 31);
 	f[1] = str("short");
-	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_INVAL, "a 31-byte secret is refused");
+	st = call_error(SB_OP_IMPORT, 3, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
+	       "a 31-byte secret is refused: \"%s\"", msg);
 	f[0] = fld(&bad, 1);
-	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "an unknown key type is refused");
+	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
+	       strstr(msg, "2 for x25519"), "an unknown key type is refused: \"%s\"", msg);
 	f[0] = fld(&t, 1);
 	f[1] = str("bad/name");
-	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "a key name with '/' is refused");
+	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
+	       "a key name with '/' is refused: \"%s\"", msg);
 	f[0] = str("sealer");
 	f[1] = fld(seed, 32);
-	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_KEYTYPE, "signing with an X25519 key is refused");
+	st = call_error(SB_OP_SIGN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
+	       "signing with an X25519 key is refused: \"%s\"", msg);
 	f[0] = str("nosuchkey");
 	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_NOKEY, "signing with a missing key is refused");
 	f[0] = str("imported");
