@@ -3,14 +3,9 @@
 # 2 usage, 3 no daemon).  usage: tests/ctl.sh BINDIR   (prints TAP)
 set -u
 bin=$1
+. "$(dirname "$0")/tap.sh"
 dir=$(mktemp -d /tmp/secbufctl-test.XXXXXX)
 export SECBUFD_SOCKET=$dir/s.sock
-n=0 failed=0
-ok() {	# ok DESC CMD...: CMD must succeed
-	local desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=1; fi
-}
 rc_is() {	# rc_is WANT CMD...: CMD must exit WANT
 	local want=$1; shift
 	"$@" >/dev/null 2>&1
@@ -109,11 +104,6 @@ ok "a bad signature names the key" err_is 1 "bad signature: it does not verify w
 kill -TERM $daemon
 wait $daemon
 ok "the daemon exits 0 on SIGTERM" test $? -eq 0
-if grep -qiE '[0-9a-f]{64}' "$dir/log"; then
-	echo "not ok $((n += 1)) - the daemon log holds no 64-digit hex strings"; failed=1
-else
-	echo "ok $((n += 1)) - the daemon log holds no 64-digit hex strings"
-fi
-echo "1..$n"
+ok "the daemon log holds no 64-digit hex strings" bash -c '! grep -qiE "[0-9a-f]{64}" "$1"' _ "$dir/log"
 rm -rf "$dir"
-exit $failed
+tap_done
