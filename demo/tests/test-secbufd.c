@@ -32,6 +32,10 @@
 
 static char sock[256], errlog[256];
 
+/* 4 MiB: with room for every key 5124 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
+#define BUFFER		(4 << 20)
+static const char *const small[] = { "--buffer", "4M", NULL };
+
 static struct sb_field fld(const void *p, size_t len)
 {
 	return (struct sb_field){ .p = p, .len = len };
@@ -289,7 +293,7 @@ static int nobody_connect(void)
 
 static void test_peercred(const char *dir)
 {
-	static const char *const wide[] = { "--mode", "0666", NULL };
+	static const char *const wide[] = { "--buffer", "4M", "--mode", "0666", NULL };
 	char text[4096];
 	pid_t pid;
 	int rc;
@@ -446,7 +450,7 @@ static void test_notify(const char *dir)
 		tap_ok(0, "a notify socket for the readiness test: %s", strerror(errno));
 		return;
 	}
-	pid = daemon_spawn(sock, NULL, envs, errlog, NULL);
+	pid = daemon_spawn(sock, small, envs, errlog, NULL);
 	ready = !strcmp(notify_recv(nfd, msg, sizeof(msg)), "READY=1");
 	if (ready)
 		fd = sb_connect(sock);
@@ -476,7 +480,7 @@ static void test_signal_wipe(const char *dir, int sig)
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/sig%s.sock", dir, name);
-	pid = daemon_start(sock, NULL, env, errlog);
+	pid = daemon_start(sock, small, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
 	if (pid < 0 || call_status(SB_OP_IMPORT, 3, f) != SB_OK || call_status(SB_OP_IMPORT, 3, g) != SB_OK) {
@@ -517,7 +521,7 @@ static void test_signals(const char *dir)
 		int status = -1;
 
 		snprintf(sock, sizeof(sock), "%s/end.sock", dir);
-		pid = daemon_start(sock, NULL, NULL, errlog);
+		pid = daemon_start(sock, small, NULL, errlog);
 		if (pid > 0) {
 			kill(pid, sigs[i]);
 			status = wait_exit(pid, 5000);
@@ -531,8 +535,7 @@ static void test_signals(const char *dir)
 
 int main(int argc, char **argv)
 {
-	static const char *const args[] = { "--buffer", "8M", NULL };
-	const size_t max_body = (8 << 20) / 2;
+	const size_t max_body = BUFFER / 2;
 	const char *dir;
 	pid_t pid;
 
@@ -549,7 +552,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(errlog, sizeof(errlog), "%s/secbufd.log", dir);
-	pid = daemon_start(sock, args, NULL, errlog);
+	pid = daemon_start(sock, small, NULL, errlog);
 	if (!tap_ok(pid > 0, "secbufd starts and answers on %s", sock))
 		return tap_done();
 	test_sign_verify();
