@@ -1,16 +1,13 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # The build as a packager drives it, in a copy of the tree: CFLAGS and
 # LDFLAGS reach every program and library of libsecbuf/, demo/, bench/
 # and tests/host/, our hardening survives them, and a changed library
 # source is rebuilt and relinked (never a stale libsecbuf.a).
 # usage: tests/build.sh BINDIR   (prints TAP; BINDIR is not used)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$here/tap.sh"
-unset MAKEFLAGS MAKELEVEL MFLAGS
-tmp=$(mktemp -d /tmp/secbuf-build.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tree.sh
+. "$(dirname "$0")/tree.sh" build
 src=$tmp/src
 rsync -a --exclude=/build --exclude=.git "$top/" "$src/"
 

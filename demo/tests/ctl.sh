@@ -1,8 +1,10 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # secbufctl end to end on files: outputs, exit codes (0 ok, 1 refused,
 # 2 usage, 3 no daemon).  usage: tests/ctl.sh BINDIR   (prints TAP)
 set -u
 bin=$1
+# shellcheck source=tap.sh
 . "$(dirname "$0")/tap.sh"
 dir=$(mktemp -d /tmp/secbufctl-test.XXXXXX)
 export SECBUFD_SOCKET=$dir/s.sock

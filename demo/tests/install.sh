@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # make install and make uninstall from the top of the tree, as a packager
 # or an operator runs them: where each file lands, --version, the man
 # pages, the hardening of the installed ELF files, secbuf.pc, the systemd
@@ -8,13 +9,8 @@
 # usage: tests/install.sh BINDIR   (prints TAP)
 set -u
 bin=$1
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$here/tap.sh"
-# A user's make, not the one running this test: no inherited OUT=, ASAN=, -s.
-unset MAKEFLAGS MAKELEVEL MFLAGS
-tmp=$(mktemp -d /tmp/secbuf-install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tree.sh
+. "$(dirname "$0")/tree.sh" install
 version=$(sed -n 's/^VERSION *:= *//p' "$top/mk/common.mk")
 dest=$tmp/dest
 

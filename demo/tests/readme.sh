@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck source-path=SCRIPTDIR
 # The README as a new user follows it: every block marked
 # "<!-- demo/tests/readme.sh runs this block -->" is run, in order, from the
 # top of the tree, in one shell that stops at the first error; a block
@@ -7,12 +8,9 @@
 # it.  (Blocks that need root, apt or QEMU are not marked.)
 # usage: tests/readme.sh BINDIR   (prints TAP; BINDIR is not used)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$here/tap.sh"
-unset MAKEFLAGS MAKELEVEL MFLAGS PKG_CONFIG_PATH LD_LIBRARY_PATH
-tmp=$(mktemp -d /tmp/secbuf-readme.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tree.sh
+. "$(dirname "$0")/tree.sh" readme
+unset PKG_CONFIG_PATH LD_LIBRARY_PATH
 mkdir "$tmp/home"
 
 # The marked blocks: "run" ones into script.sh, "saves" ones into their files.
