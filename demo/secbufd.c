@@ -102,9 +102,11 @@ static int buffer_init(struct arena *ar, size_t bufsize, int allow_unlocked)
 	if (st.lock_method == SECBUF_LOCK_NONE) {
 		fprintf(stderr, "secbufd: UNLOCKED: the working buffer (%zu kB) and the keys are not locked "
 			"in memory and may be swapped out (--allow-unlocked)\n", bufsize >> 10);
-		if (method != SECBUF_LOCK_MAP_LOCKONFAULT && method != SECBUF_LOCK_MLOCK2_ONFAULT)
-			fprintf(stderr, "secbufd: lock method \"%s\" cannot lock a buffer on fault "
-				"(SECBUF_LOCK)\n", secbuf_lock_method_name(method));
+		if (method == SECBUF_LOCK_NONE)
+			fprintf(stderr, "secbufd: because SECBUF_LOCK=none\n");
+		else if (method == SECBUF_LOCK_MLOCK)
+			fprintf(stderr, "secbufd: because SECBUF_LOCK=mlock locks only populated buffers, "
+				"not on fault\n");
 		else if (!b.unlimited)
 			budget_explain(&b, "the kernel refused to lock them", 0);
 		return 0;
