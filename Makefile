@@ -7,7 +7,7 @@ DESTDIR ?=
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
-	check-guest check-asan check-valgrind demo demo-host bench install qemu-shell clean
+	check-guest check-asan check-valgrind demo demo-host bench install uninstall qemu-shell clean
 
 all: lib
 	$(MAKE) -C demo all
@@ -70,8 +70,16 @@ demo-host: deps lib
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
 
+# The library (with header, pkg-config file and man pages), the demo's
+# programs with their man pages, and the systemd unit.
 install: lib
 	$(MAKE) -C libsecbuf install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C demo install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+# Removes exactly what install put there (the same PREFIX and DESTDIR).
+uninstall:
+	$(MAKE) -C libsecbuf uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C demo uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 qemu-shell: deps guest
 	qemu/run-guest --shell

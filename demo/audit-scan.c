@@ -30,11 +30,28 @@ static int has_flag(const char *vmflags, const char *flag)
 	return 0;
 }
 
-static int selected(const struct audit_map *m, const struct audit_select *sel)
+/* Why m is selected (enum audit_by), or 0. */
+static unsigned selected(const struct audit_map *m, const struct audit_select *sel)
 {
 	if (sel->have_range)
-		return m->start < sel->range_end && sel->range_start < m->end;
-	return !strcmp(m->name, SECBUF_VMA_NAME) || (sel->all && m->lo);
+		return m->start < sel->range_end && sel->range_start < m->end ? AUDIT_BY_RANGE : 0;
+	if (!strcmp(m->name, SECBUF_VMA_NAME))
+		return AUDIT_BY_NAME;
+	if (m->dd && m->wf)
+		return AUDIT_BY_VMFLAGS;
+	return sel->all && m->lo ? AUDIT_BY_LOCKED : 0;
+}
+
+const char *audit_by_name(unsigned by, char *buf, size_t size)
+{
+	static const char *const names[] = { "name", "vmflags", "locked", "range" };
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (by & (1U << i))
+			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "+" : "", names[i]);
+	return buf;
 }
 
 /* Per-page counts for m from pagemap (pm) and, when kpf >= 0, kpageflags. */
@@ -49,8 +66,10 @@ static int count_pages(struct audit_map *m, int pm, int kpf)
 		off_t off = (off_t)((m->start / psize + done) * sizeof(uint64_t));
 		ssize_t got = pread(pm, ent, want * sizeof(uint64_t), off);
 
-		if (got <= 0)
+		if (got < 0)
 			return -1;
+		if (got == 0)	/* beyond the user address space: nothing there is ours */
+			break;
 		got /= sizeof(uint64_t);
 		for (ssize_t i = 0; i < got; i++) {
 			uint64_t pfn = ent[i] & PM_PFN_MASK, flags = 0;
@@ -106,12 +125,19 @@ int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **map
 	*n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 	f = fopen(path, "re");
+	if (!f)
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	pm = open(path, O_RDONLY | O_CLOEXEC);
+	if (pm < 0) {
+		err = errno;
+		fclose(f);
+		errno = err;
+		return -1;
+	}
+	/* Root only; without it, VmFlags decide (see audit-scan.h). */
 	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	*kpageflags = kpf >= 0;
-	if (!f || pm < 0)
-		goto out;
 
 	/* Each mapping is a header line, then "Key: value" lines ending with VmFlags. */
 	while (fgets(line, sizeof(line), f)) {
@@ -137,7 +163,8 @@ int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **map
 			cur.lf = has_flag(cur.vmflags, "lf");
 			cur.dd = has_flag(cur.vmflags, "dd");
 			cur.wf = has_flag(cur.vmflags, "wf");
-			if (!selected(&cur, sel))
+			cur.by = selected(&cur, sel);
+			if (!cur.by)
 				continue;
 			if (sel->have_range) {
 				if (cur.start < sel->range_start)
@@ -149,13 +176,13 @@ int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **map
 				goto out;
 		}
 	}
-	rc = ferror(f) ? -1 : 0;
+	if (ferror(f))
+		goto out;
+	rc = 0;
 out:
 	err = errno;
-	if (f)
-		fclose(f);
-	if (pm >= 0)
-		close(pm);
+	fclose(f);
+	close(pm);
 	if (kpf >= 0)
 		close(kpf);
 	if (rc < 0) {

@@ -10,12 +10,28 @@
 
 #define SECBUF_VMA_NAME "[anon:secbuf]"
 
+/*
+ * Why a mapping was selected.  libsecbuf names its mappings [anon:secbuf]
+ * where the kernel can (CONFIG_ANON_VMA_NAME), and always marks their data
+ * MADV_DONTDUMP and MADV_WIPEONFORK: VmFlags "dd" and "wf", a pair few
+ * other mappings carry.  Selecting on the pair rather than on "lo dd wf"
+ * keeps a secbuf buffer that failed to lock in the audit, where it counts
+ * as a leak instead of vanishing from it.
+ */
+enum audit_by {
+	AUDIT_BY_NAME = 1,		/* named [anon:secbuf] */
+	AUDIT_BY_VMFLAGS = 2,		/* VmFlags dd and wf: secbuf's signature */
+	AUDIT_BY_LOCKED = 4,		/* VmFlags lo, with --all */
+	AUDIT_BY_RANGE = 8,		/* overlaps --range */
+};
+
 struct audit_map {
 	unsigned long start, end;	/* the part audited (clipped to --range) */
 	char perms[5];
 	char name[256];
 	char vmflags[128];		/* the smaps VmFlags line as printed */
 	int lo, lf, dd, wf;		/* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
+	unsigned by;			/* enum audit_by: the first reason it was selected */
 	unsigned long pages;
 	unsigned long resident;		/* pagemap bit 63 */
 	unsigned long swapped;		/* pagemap bit 62 */
@@ -30,15 +46,20 @@ struct audit_select {
 	unsigned long range_start, range_end;
 };
 
+/* The name of one audit_by bit, or of a set of them joined by '+' (buf). */
+const char *audit_by_name(unsigned by, char *buf, size_t size);
+
 /*
- * Collect the selected mappings of pid: those named [anon:secbuf], plus every
- * locked one with sel->all, or those overlapping sel's range.  *kpageflags
+ * Collect the selected mappings of pid: those named [anon:secbuf] or with
+ * VmFlags dd and wf, plus every locked one with sel->all; or, with a range,
+ * those overlapping it (clipped to it).  *kpageflags
  * says whether page flags could be read (root): then a page counts as locked
  * when KPF_MLOCKED (bit 33) or KPF_UNEVICTABLE (bit 18) is set.  Checking
  * MLOCKED matters on 6.1: mlock sets PG_mlocked at once but moves the page
  * to the unevictable LRU through a per-CPU batch, so bit 18 can lag.
  * Without kpageflags a resident page in a VM_LOCKED mapping counts as
- * locked.  Returns 0, or -1 with errno.
+ * locked.  Pages beyond the end of pagemap (the [vsyscall] page, above the
+ * user address space) count as not present.  Returns 0, or -1 with errno.
  */
 int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags);
 

@@ -79,7 +79,8 @@ uint8_t *sb_frame_new(uint8_t op, unsigned n, const uint32_t *lens, uint8_t **pt
 
 int sb_frame_send(int fd, uint8_t *frame)
 {
-	int rc = sb_write_full(fd, frame, secbuf_size(frame));
+	/* The header says how long the frame is; its buffer may be larger. */
+	int rc = sb_write_full(fd, frame, SB_HDR_SIZE + (size_t)sb_get32(frame + 4));
 	int err = errno;
 
 	secbuf_free(frame);

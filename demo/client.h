@@ -27,7 +27,10 @@ int sb_connect(const char *path);
 /* A request frame with fields of these lengths for the caller to fill in place; NULL with errno. */
 uint8_t *sb_frame_new(uint8_t op, unsigned n, const uint32_t *lens, uint8_t **ptrs);
 
-/* Send a frame from sb_frame_new(), then wipe and free it; -1 with errno on failure. */
+/*
+ * Send a frame (the length its header gives) from a secbuf buffer, then
+ * wipe and free it; -1 with errno on failure.
+ */
 int sb_frame_send(int fd, uint8_t *frame);
 
 /*

@@ -1,11 +1,14 @@
 /*
  * secbufctl - command-line client of secbufd.
  * Exit status: 0 success, 1 the daemon refused (bad signature, no such key,
- * ...), 2 usage, 3 no daemon, I/O or protocol error.
+ * ...), 2 usage, 3 no daemon, I/O or protocol error.  Arguments and input
+ * are checked before connecting, so that usage errors need no daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,26 +23,60 @@
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
 #define EXIT_IO		3
-#define DEFAULT_SOCKET	"/run/secbufd.sock"
+#define STREAM_CHUNK	(64U << 10)	/* first read buffer for a pipe; doubles */
 
 static const char *prog = "secbufctl";
 
+struct command {
+	const char *name;
+	uint8_t op;
+	int min_args, max_args;		/* after the command word */
+	const char *args, *what;
+};
+
+static const struct command commands[] = {
+	{ "keygen", SB_OP_KEYGEN, 2, 2, "ed25519|x25519 NAME", "new key; prints its public key" },
+	{ "import", SB_OP_IMPORT, 2, 2, "ed25519|x25519 NAME",
+	  "secret on stdin: 64 hex digits (Ed25519 seed or X25519 key)" },
+	{ "pubkey", SB_OP_PUBKEY, 1, 1, "NAME", "print the key's type and public key" },
+	{ "sign", SB_OP_SIGN, 2, 3, "NAME FILE [SIGFILE]", "signature to SIGFILE, or as hex to stdout" },
+	{ "verify", SB_OP_VERIFY, 3, 3, "NAME FILE SIGFILE", "exit 0 if SIGFILE (raw or hex) signs FILE, else 1" },
+	{ "seal", SB_OP_SEAL, 3, 3, "NAME FILE OUT", "encrypt FILE to the X25519 key NAME (crypto_box_seal)" },
+	{ "open", SB_OP_OPEN, 3, 3, "NAME FILE OUT", "decrypt a sealed FILE into OUT" },
+	{ "list", SB_OP_LIST, 0, 0, "", "list keys" },
+	{ "delete", SB_OP_DELETE, 1, 1, "NAME", "wipe and forget a key" },
+	{ "stats", SB_OP_STATS, 0, 0, "", "lock method and locked/resident pages per buffer" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static void usage(FILE *f)
 {
+	fprintf(f, "usage: secbufctl [-s SOCKET] COMMAND [ARGS]\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "%s %s", commands[i].name, commands[i].args);
+		fprintf(f, "  %-28s %s\n", left, commands[i].what);
+	}
 	fprintf(f,
-		"usage: secbufctl [-s SOCKET] COMMAND [ARGS]\n"
-		"  keygen ed25519|x25519 NAME   new key; prints its public key\n"
-		"  import ed25519|x25519 NAME   secret (64 hex digits: Ed25519 seed or X25519 key) on stdin\n"
-		"  pubkey NAME                  print the key's type and public key\n"
-		"  sign NAME FILE [SIGFILE]     write the signature to SIGFILE, or as hex to stdout\n"
-		"  verify NAME FILE SIGFILE     exit 0 if SIGFILE (raw or hex) signs FILE, else 1\n"
-		"  seal NAME FILE OUT           encrypt FILE to the X25519 key NAME (crypto_box_seal)\n"
-		"  open NAME FILE OUT           decrypt a sealed FILE into OUT ('-' for stdout)\n"
-		"  list                         list keys\n"
-		"  delete NAME                  wipe and forget a key\n"
-		"  stats                        lock method and locked/resident pages per buffer\n"
-		"SOCKET defaults to $SECBUFD_SOCKET or " DEFAULT_SOCKET ".\n"
+		"FILE and SIGFILE may be '-' for stdin (one of them), OUT and SIGFILE '-' for stdout.\n"
+		"  -s, --socket PATH  the daemon's socket (default $SECBUFD_SOCKET or " SB_DEFAULT_SOCKET ")\n"
+		"  -h, --help         this text;  -V, --version  the version\n"
+		"Options may come anywhere; '--' ends them.\n"
 		"Exit status: 0 ok, 1 refused by the daemon, 2 usage, 3 I/O or connection error.\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see %s --help)\n", prog);
+	return EXIT_USAGE;
 }
 
 static int io_error(const char *what)
@@ -48,20 +85,9 @@ static int io_error(const char *what)
 	return EXIT_IO;
 }
 
-static int refused(const struct sb_reply *r)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, sb_status_name(r->status), (const char *)r->f[0].p);
-	return EXIT_REFUSED;
-}
-
 static struct sb_field field(const void *p, size_t len)
 {
 	return (struct sb_field){ .p = p, .len = len };
-}
-
-static struct sb_field str(const char *s)
-{
-	return field(s, strlen(s));
 }
 
 static void print_hex(const uint8_t *p, size_t len)
@@ -71,10 +97,17 @@ static void print_hex(const uint8_t *p, size_t len)
 	putchar('\n');
 }
 
+static int open_input(const char *path)
+{
+	return strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+}
+
 static int write_out(const char *path, const uint8_t *p, size_t len)
 {
 	int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : 1;
 
+	if (fd == 1)
+		fflush(stdout);
 	if (fd < 0 || sb_write_full(fd, p, len) < 0 || (fd != 1 && close(fd) < 0)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
 		return -1;
@@ -82,82 +115,137 @@ static int write_out(const char *path, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* Send op with fields name and the whole of path, read straight into the frame. */
-static int call_with_file(int fd, uint8_t op, const char *name, const char *path,
-			  const struct sb_field *extra, struct sb_reply *r)
+/*
+ * A request frame: name, then the whole of the input (a file, '-' for
+ * stdin, or a pipe), then extra if given.  The input is read straight into
+ * the frame, which is secure memory: it may be a plaintext.  A regular file
+ * gets a frame of its size; a stream one that doubles as it fills (the old
+ * copy is wiped).  Returns 0, or an exit status.
+ */
+static int frame_with_input(uint8_t op, const char *name, const char *path, const struct sb_field *extra,
+			    uint8_t **out)
 {
 	uint32_t lens[3] = { strlen(name), 0, extra ? extra->len : 0 };
-	uint8_t *ptrs[3], *frame;
+	const size_t at = SB_HDR_SIZE + 2 * SB_FIELD_HDR + lens[0];	/* where the input goes */
+	const size_t tail = extra ? SB_FIELD_HDR + extra->len : 0;
+	uint8_t *ptrs[3], *frame = NULL;
+	size_t cap, got = 0;
 	struct stat st;
-	int in = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_input(path), rc = EXIT_IO;
 
-	if (in < 0 || fstat(in, &st) < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return io_error(path);
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > SB_REPLY_MAX) {
-		fprintf(stderr, "%s: %s: not a regular file of at most %u bytes\n", prog, path, SB_REPLY_MAX);
-		close(in);
-		return EXIT_USAGE;
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : STREAM_CHUNK;
+	/* One byte of room beyond cap tells "exactly cap bytes" from "more". */
+	for (;;) {
+		ssize_t n;
+
+		if (!frame || got == cap + 1) {
+			size_t ncap = !frame ? cap : 2 * cap > STREAM_CHUNK ? 2 * cap : STREAM_CHUNK;
+			uint8_t *bigger;
+
+			if (ncap > SB_REPLY_MAX) {
+				fprintf(stderr, "%s: %s: larger than %u bytes\n", prog, path, SB_REPLY_MAX);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			bigger = secbuf_alloc_flags(at + ncap + 1 + tail, SECBUF_BEST_EFFORT);
+			if (!bigger) {
+				io_error("secure buffer for the request");
+				goto out;
+			}
+			if (frame)
+				memcpy(bigger + at, frame + at, got);
+			secbuf_free(frame);
+			frame = bigger;
+			cap = ncap;
+		}
+		n = read(fd, frame + at + got, cap + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			io_error(path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += n;
 	}
-	lens[1] = st.st_size;
-	frame = sb_frame_new(op, extra ? 3 : 2, lens, ptrs);
-	if (!frame) {
-		close(in);
-		return io_error("secure buffer for the request");
-	}
+	lens[1] = got;
+	sb_frame_layout(frame, op, extra ? 3 : 2, lens, ptrs);
 	memcpy(ptrs[0], name, lens[0]);
 	if (extra)
 		memcpy(ptrs[2], extra->p, extra->len);
-	if (sb_read_full(in, ptrs[1], lens[1]) < 0) {
-		secbuf_free(frame);
-		close(in);
-		return io_error(path);
-	}
-	close(in);
-	if (sb_request(fd, frame, r) < 0)
-		return io_error("secbufd");
-	return 0;
+	*out = frame;
+	frame = NULL;
+	rc = 0;
+out:
+	secbuf_free(frame);
+	if (fd > 0)
+		close(fd);
+	return rc;
 }
 
-/* The secret for import, hex on stdin, decoded into secure memory. */
+/* The secret for import: 64 hex digits on stdin, decoded into secure memory. */
 static int read_secret(uint8_t *secret)
 {
 	const size_t max = 256;
 	char *hex = secbuf_alloc_flags(max, SECBUF_BEST_EFFORT);
 	size_t got = 0, binlen = 0;
 	ssize_t n;
-	int rc = -1;
+	int rc = EXIT_USAGE;
 
 	if (!hex)
-		return -1;
-	while (got < max - 1 && (n = read(0, hex + got, max - 1 - got)) > 0)
+		return io_error("secure buffer");
+	while (got < max - 1 && (n = read(0, hex + got, max - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = io_error("stdin");
+			break;
+		}
 		got += n;
-	if (sodium_hex2bin(secret, 32, hex, got, " \t\r\n", &binlen, NULL) == 0 && binlen == 32)
+	}
+	if (n >= 0 && sodium_hex2bin(secret, SB_SECRET_BYTES, hex, got, " \t\r\n", &binlen, NULL) == 0 &&
+	    binlen == SB_SECRET_BYTES)
 		rc = 0;
 	secbuf_free(hex);
-	if (rc < 0)
-		fprintf(stderr, "%s: import: expected 64 hex digits on stdin\n", prog);
+	if (rc == EXIT_USAGE)
+		fprintf(stderr, "%s: import: expected %d hex digits (%d bytes) on stdin\n", prog,
+			2 * SB_SECRET_BYTES, SB_SECRET_BYTES);
 	return rc;
 }
 
+/* A signature file: 64 raw bytes or 128 hex digits.  0, or an exit status. */
 static int read_signature(const char *path, uint8_t *sig)
 {
-	uint8_t buf[2 * SB_SIG_BYTES + 2];
-	size_t binlen = 0;
-	int in = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = in < 0 ? -1 : read(in, buf, sizeof(buf));
+	uint8_t buf[2 * SB_SIG_BYTES + 3];
+	size_t got = 0, binlen = 0;
+	int fd = open_input(path);
+	ssize_t n = 0;
 
-	if (in >= 0)
-		close(in);
-	if (n == SB_SIG_BYTES) {
+	if (fd < 0)
+		return io_error(path);
+	while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			got += n;
+	}
+	if (fd > 0)
+		close(fd);
+	if (n < 0)
+		return io_error(path);
+	if (got == SB_SIG_BYTES) {
 		memcpy(sig, buf, SB_SIG_BYTES);
 		return 0;
 	}
-	if (n > 0 && sodium_hex2bin(sig, SB_SIG_BYTES, (const char *)buf, n, "\r\n", &binlen, NULL) == 0 &&
+	if (sodium_hex2bin(sig, SB_SIG_BYTES, (const char *)buf, got, "\r\n", &binlen, NULL) == 0 &&
 	    binlen == SB_SIG_BYTES)
 		return 0;
-	fprintf(stderr, "%s: %s: %s\n", prog, path, n < 0 ? strerror(errno) :
-		"not a signature (64 bytes, or 128 hex digits)");
-	return -1;
+	fprintf(stderr, "%s: %s: not a signature (%d bytes, or %d hex digits)\n", prog, path, SB_SIG_BYTES,
+		2 * SB_SIG_BYTES);
+	return EXIT_USAGE;
 }
 
 static void print_stats(const struct sb_reply *r)
@@ -177,134 +265,178 @@ static void print_stats(const struct sb_reply *r)
 	}
 }
 
-static int need(int argc, int n)
+static const struct command *find_command(const char *name)
 {
-	if (argc == n)
-		return 0;
-	usage(stderr);
-	return EXIT_USAGE;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
 }
 
-static int run(int fd, int argc, char **argv)
+/* Everything that can be wrong with the arguments, before any I/O. */
+static int check_args(const struct command *c, int argc, char **argv)
 {
-	const char *cmd = argv[0];
-	struct sb_reply r;
-	uint8_t *secret = NULL, sig[SB_SIG_BYTES], type;
-	int type_arg, rc = 0;
+	int name_at = c->op == SB_OP_KEYGEN || c->op == SB_OP_IMPORT ? 1 : 0;
 
-	memset(&r, 0, sizeof(r));
-	if (!strcmp(cmd, "keygen") || !strcmp(cmd, "import")) {
-		if ((rc = need(argc, 3)))
-			return rc;
-		if ((type_arg = sb_keytype_parse(argv[1])) < 0) {
-			fprintf(stderr, "%s: key type must be ed25519 or x25519\n", prog);
-			return EXIT_USAGE;
-		}
-		type = type_arg;
-		if (cmd[0] == 'k') {
-			struct sb_field f[2] = { field(&type, 1), str(argv[2]) };
+	if (argc < c->min_args || argc > c->max_args)
+		return usage_error("%s takes %s", c->name, *c->args ? c->args : "no arguments");
+	if (name_at && sb_keytype_parse(argv[0]) < 0)
+		return usage_error("unknown key type %s: ed25519 (signing) or x25519 (sealing)", argv[0]);
+	if (c->min_args > 0 && !sb_name_valid((const uint8_t *)argv[name_at], strlen(argv[name_at])))
+		return usage_error("bad key name %s: names are " SB_NAME_RULE, argv[name_at]);
+	if (c->op == SB_OP_VERIFY && !strcmp(argv[1], "-") && !strcmp(argv[2], "-"))
+		return usage_error("verify: FILE and SIGFILE cannot both be stdin");
+	return 0;
+}
 
-			rc = sb_call(fd, SB_OP_KEYGEN, 2, f, &r);
-		} else {
-			secret = secbuf_alloc_flags(32, SECBUF_BEST_EFFORT);
-			if (!secret || read_secret(secret) < 0) {
-				secbuf_free(secret);
-				return secret ? EXIT_USAGE : io_error("secure buffer");
-			}
-			struct sb_field f[3] = { field(&type, 1), str(argv[2]), field(secret, 32) };
+/* The request for c, with its input read (stdin, files).  0, or an exit status. */
+static int build_request(const struct command *c, char **argv, uint8_t **frame)
+{
+	uint8_t type, sig[SB_SIG_BYTES], *secret;
+	struct sb_field f[3], extra;
+	uint32_t lens[3], n = 0;
+	uint8_t *ptrs[3];
+	int rc;
 
-			rc = sb_call(fd, SB_OP_IMPORT, 3, f, &r);
-			secbuf_free(secret);
-		}
-	} else if (!strcmp(cmd, "pubkey") || !strcmp(cmd, "delete")) {
-		struct sb_field f = str(argv[1 % argc]);
-
-		if ((rc = need(argc, 2)))
+	switch (c->op) {
+	case SB_OP_SIGN:
+	case SB_OP_SEAL:
+	case SB_OP_OPEN:
+		return frame_with_input(c->op, argv[0], argv[1], NULL, frame);
+	case SB_OP_VERIFY:
+		if ((rc = read_signature(argv[2], sig)))
 			return rc;
-		rc = sb_call(fd, cmd[0] == 'p' ? SB_OP_PUBKEY : SB_OP_DELETE, 1, &f, &r);
-	} else if (!strcmp(cmd, "list") || !strcmp(cmd, "stats")) {
-		if ((rc = need(argc, 1)))
-			return rc;
-		rc = sb_call(fd, cmd[0] == 'l' ? SB_OP_LIST : SB_OP_STATS, 0, NULL, &r);
-	} else if (!strcmp(cmd, "sign")) {
-		if (argc != 3 && (rc = need(argc, 4)))
-			return rc;
-		rc = call_with_file(fd, SB_OP_SIGN, argv[1], argv[2], NULL, &r);
-	} else if (!strcmp(cmd, "verify")) {
-		if ((rc = need(argc, 4)))
-			return rc;
-		if (read_signature(argv[3], sig) < 0)
-			return EXIT_USAGE;
-		struct sb_field f = field(sig, sizeof(sig));
-
-		rc = call_with_file(fd, SB_OP_VERIFY, argv[1], argv[2], &f, &r);
-	} else if (!strcmp(cmd, "seal") || !strcmp(cmd, "open")) {
-		if ((rc = need(argc, 4)))
-			return rc;
-		rc = call_with_file(fd, cmd[0] == 's' ? SB_OP_SEAL : SB_OP_OPEN, argv[1], argv[2], NULL, &r);
-	} else {
-		fprintf(stderr, "%s: unknown command %s\n", prog, cmd);
-		usage(stderr);
-		return EXIT_USAGE;
+		extra = field(sig, sizeof(sig));
+		return frame_with_input(c->op, argv[0], argv[1], &extra, frame);
+	case SB_OP_KEYGEN:
+	case SB_OP_IMPORT:
+		type = sb_keytype_parse(argv[0]);
+		f[n++] = field(&type, 1);
+		f[n++] = field(argv[1], strlen(argv[1]));
+		break;
+	case SB_OP_PUBKEY:
+	case SB_OP_DELETE:
+		f[n++] = field(argv[0], strlen(argv[0]));
+		break;
 	}
-	if (rc < 0)
-		return io_error("secbufd");
-	if (rc > 0)
-		return rc;
-	if (r.status != SB_OK) {
-		rc = refused(&r);
-		sb_reply_free(&r);
-		return rc;
+	for (unsigned i = 0; i < n; i++)
+		lens[i] = f[i].len;
+	lens[n] = SB_SECRET_BYTES;
+	*frame = sb_frame_new(c->op, n + (c->op == SB_OP_IMPORT), lens, ptrs);
+	if (!*frame)
+		return io_error("secure buffer for the request");
+	for (unsigned i = 0; i < n; i++)
+		memcpy(ptrs[i], f[i].p, f[i].len);
+	if (c->op == SB_OP_IMPORT) {
+		secret = ptrs[n];	/* decoded straight into the (secure) frame */
+		if ((rc = read_secret(secret))) {
+			secbuf_free(*frame);
+			*frame = NULL;
+			return rc;
+		}
 	}
+	return 0;
+}
 
-	if (!strcmp(cmd, "keygen") || !strcmp(cmd, "import")) {
-		print_hex(r.f[0].p, r.f[0].len);
-	} else if (!strcmp(cmd, "pubkey")) {
-		printf("%s ", sb_keytype_name(r.f[0].p[0]));
-		print_hex(r.f[1].p, r.f[1].len);
-	} else if (!strcmp(cmd, "list")) {
-		for (unsigned i = 0; i < r.nf; i++)
-			printf("%-8s %.*s\n", sb_keytype_name(r.f[i].p[0]), (int)r.f[i].len - 1, r.f[i].p + 1);
-	} else if (!strcmp(cmd, "stats")) {
-		print_stats(&r);
-	} else if (!strcmp(cmd, "sign")) {
-		if (argc == 4)
-			rc = write_out(argv[3], r.f[0].p, r.f[0].len) ? EXIT_IO : 0;
-		else
-			print_hex(r.f[0].p, r.f[0].len);
-	} else if (!strcmp(cmd, "verify")) {
+static int print_reply(const struct command *c, int argc, char **argv, const struct sb_reply *r)
+{
+	switch (c->op) {
+	case SB_OP_KEYGEN:
+	case SB_OP_IMPORT:
+		print_hex(r->f[0].p, r->f[0].len);
+		break;
+	case SB_OP_PUBKEY:
+		printf("%s ", sb_keytype_name(r->f[0].p[0]));
+		print_hex(r->f[1].p, r->f[1].len);
+		break;
+	case SB_OP_LIST:
+		for (unsigned i = 0; i < r->nf; i++)
+			printf("%-8s %.*s\n", sb_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1, r->f[i].p + 1);
+		break;
+	case SB_OP_STATS:
+		print_stats(r);
+		break;
+	case SB_OP_SIGN:
+		if (argc == 3)
+			return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
+		print_hex(r->f[0].p, r->f[0].len);
+		break;
+	case SB_OP_VERIFY:
 		printf("signature OK\n");
-	} else if (!strcmp(cmd, "seal") || !strcmp(cmd, "open")) {
-		rc = write_out(argv[3], r.f[0].p, r.f[0].len) ? EXIT_IO : 0;
+		break;
+	case SB_OP_SEAL:
+	case SB_OP_OPEN:
+		return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
 	}
-	sb_reply_free(&r);
-	return rc;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
 	const char *env = getenv("SECBUFD_SOCKET");
-	const char *path = env && *env ? env : DEFAULT_SOCKET;
-	int fd, rc, i = 1;
+	const char *path = env && *env ? env : SB_DEFAULT_SOCKET;
+	const struct command *c;
+	struct sb_reply r = { 0 };
+	uint8_t *frame = NULL;
+	int opt, fd, rc;
 
-	if (argc > 2 && !strcmp(argv[1], "-s")) {
-		path = argv[2];
-		i = 3;
+	opterr = 0;	/* our own messages */
+	while ((opt = getopt_long(argc, argv, ":s:hV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("secbufctl (secbuf) %s\n", SECBUF_VERSION); return 0;
+		case ':': return usage_error("%s needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option -%c", optopt);
+			return usage_error("unknown option %s", argv[optind - 1]);
+		}
 	}
-	if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-		usage(i >= argc ? stderr : stdout);
-		return i >= argc ? EXIT_USAGE : 0;
-	}
+	if (optind == argc)
+		return usage_error("no command");
+	c = find_command(argv[optind]);
+	if (!c)
+		return usage_error("unknown command %s", argv[optind]);
+	argc -= optind + 1;
+	argv += optind + 1;
+	if ((rc = check_args(c, argc, argv)))
+		return rc;
+
 	signal(SIGPIPE, SIG_IGN);	/* a vanished daemon is an error return, not a kill */
 	if (sodium_init() < 0)
-		return EXIT_IO;
+		return io_error("sodium_init");
+	if (c->op == SB_OP_LIST || c->op == SB_OP_STATS)
+		frame = sb_frame_new(c->op, 0, NULL, NULL);
+	else if ((rc = build_request(c, argv, &frame)))
+		return rc;
+	if (!frame)
+		return io_error("secure buffer for the request");
+
 	fd = sb_connect(path);
 	if (fd < 0) {
 		fprintf(stderr, "%s: cannot connect to secbufd at %s: %s\n", prog, path, strerror(errno));
+		secbuf_free(frame);
 		return EXIT_IO;
 	}
-	rc = run(fd, argc - i, argv + i);
+	rc = sb_request(fd, frame, &r);
 	close(fd);
-	fflush(stdout);
+	if (rc < 0)
+		return io_error("secbufd");
+	if (r.status != SB_OK) {
+		fprintf(stderr, "%s: %s\n", prog, (const char *)r.f[0].p);
+		rc = EXIT_REFUSED;
+	} else {
+		rc = print_reply(c, argc, argv, &r);
+	}
+	sb_reply_free(&r);
+	if (fflush(stdout) != 0 && !rc)
+		rc = io_error("stdout");
 	return rc;
 }

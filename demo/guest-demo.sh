@@ -41,11 +41,12 @@ ok "a swap device is active" grep -q '^/dev/vda' /proc/swaps
 mkdir -p "$cg" && echo "$memmax" >"$cg/memory.max"
 ok "cgroup $cg with memory.max $memmax" test "$(cat "$cg/memory.max")" -gt 0
 
-# 1. The daemon, strict: it refuses to run with unlocked secrets.
-sh -c "$incg" sh secbufd --strict 2>"$work/secbufd.log" &
+# 1. The daemon, strict by default: it refuses to run with unlocked secrets.
+sh -c "$incg" sh secbufd 2>"$work/secbufd.log" &
 daemon=$!
 for _ in $(seq 200); do secbufctl list >/dev/null 2>&1 && break; sleep 0.1; done
-ok "secbufd --strict is up inside the cgroup" secbufctl list
+ok "secbufd is up inside the cgroup, its memory locked" sh -c "secbufctl list >/dev/null &&
+	grep -q 'memory locked with' $work/secbufd.log"
 [ "$failed" = 0 ] || { sed 's/^/# /' "$work/secbufd.log"; finish; }
 method=$(secbufctl stats | sed -n 's/^# lock method \([a-z0-9]*\),.*/\1/p')
 keep "stat method $method"
@@ -66,11 +67,13 @@ for name in box1 box2; do
 done
 ok "keygen ed25519 gen1" sh -c 'secbufctl keygen ed25519 gen1 >/dev/null'
 
-# Control 1: the same daemon with locking switched off (SECBUF_LOCK=none).
+# Control 1: the same daemon with locking switched off (SECBUF_LOCK=none),
+# which it only accepts with --allow-unlocked.
 SECBUF_LOCK=none SECBUFD_SOCKET=/run/secbufd-unlocked.sock \
-	sh -c "$incg" sh secbufd 2>"$work/unlocked.log" &
+	sh -c "$incg" sh secbufd --allow-unlocked 2>"$work/unlocked.log" &
 unlocked=$!
 for _ in $(seq 200); do SECBUFD_SOCKET=/run/secbufd-unlocked.sock secbufctl list >/dev/null 2>&1 && break; sleep 0.1; done
+ok "the SECBUF_LOCK=none control runs (--allow-unlocked) and says UNLOCKED" grep -q 'UNLOCKED' "$work/unlocked.log"
 for spec in ed25519:usign1 x25519:ubox1; do
 	s=$(hex32)
 	ok "import ${spec%%:*} ${spec#*:} into the unlocked secbufd" sh -c \

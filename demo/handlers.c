@@ -43,10 +43,26 @@ static int reply_empty(struct reply *r, struct arena *ar)
 static int lookup(const struct keystore *ks, const struct sb_field *name, struct reply *r, const struct key **k)
 {
 	if (!sb_name_valid(name->p, name->len))
-		return fail(r, SB_E_INVAL, "bad key name (1-%d of A-Z a-z 0-9 . _ -)", SB_NAME_MAX);
+		return fail(r, SB_E_INVAL, "bad key name: names are " SB_NAME_RULE);
 	*k = ks_find(ks, name->p, name->len);
 	if (!*k)
 		return fail(r, SB_E_NOKEY, "no key named %.*s", (int)name->len, name->p);
+	return SB_OK;
+}
+
+/* Say which of type, name and secret is wrong, and what the rules are. */
+static int check_new_key(const struct sb_field *f, uint8_t op, struct reply *r)
+{
+	if (f[0].len != 1)
+		return fail(r, SB_E_MALFORMED, "the key type field must be one byte, not %u", f[0].len);
+	if (f[0].p[0] != SB_KEY_ED25519 && f[0].p[0] != SB_KEY_X25519)
+		return fail(r, SB_E_INVAL, "unknown key type %u: %u for ed25519 (signing) or %u for x25519 (sealing)",
+			    f[0].p[0], SB_KEY_ED25519, SB_KEY_X25519);
+	if (!sb_name_valid(f[1].p, f[1].len))
+		return fail(r, SB_E_INVAL, "bad key name: names are " SB_NAME_RULE);
+	if (op == SB_OP_IMPORT && f[2].len != SB_SECRET_BYTES)
+		return fail(r, SB_E_INVAL, "the secret is %u bytes; import takes exactly %d (an Ed25519 seed or "
+			    "an X25519 secret key)", f[2].len, SB_SECRET_BYTES);
 	return SB_OK;
 }
 
@@ -57,21 +73,44 @@ static int new_key(struct keystore *ks, struct arena *ar, uint8_t op, const stru
 	uint8_t *pk;
 	int st;
 
-	if (f[0].len != 1)
-		return fail(r, SB_E_MALFORMED, "key type must be one byte");
+	if (check_new_key(f, op, r) != SB_OK)
+		return r->status;
 	if (op == SB_OP_KEYGEN)
 		st = ks_generate(ks, f[0].p[0], f[1].p, f[1].len, &k);
 	else
 		st = ks_import(ks, f[0].p[0], f[1].p, f[1].len, f[2].p, f[2].len, &k);
-	if (st == SB_E_INVAL)
-		return fail(r, st, "bad key type, name or secret length (secrets are 32 bytes)");
 	if (st == SB_E_EXISTS)
-		return fail(r, st, "a key named %.*s exists", (int)f[1].len, f[1].p);
+		return fail(r, st, "a key named %.*s exists already", (int)f[1].len, f[1].p);
+	if (st == SB_E_BUSY)
+		return fail(r, st, "the daemon holds %d keys, its maximum: delete one first", KEYSTORE_MAX);
+	if (st == SB_E_NOMEM)
+		return fail(r, st, "no locked memory for key %.*s: %s", (int)f[1].len, f[1].p, strerror(errno));
 	if (st != SB_OK)
-		return fail(r, st, "%s", sb_status_name(st));
+		return fail(r, st, "%s of key %.*s failed: %s", sb_op_name(op), (int)f[1].len, f[1].p,
+			    sb_status_name(st));
 	if (reply_alloc(r, ar, 1, &len, &pk) == SB_OK)
 		memcpy(pk, k->pk, SB_PK_BYTES);
 	return r->status;
+}
+
+/* Why an operation with key k failed, in words that name the key and the fix. */
+static int op_failed(struct reply *r, int st, uint8_t op, const struct key *k)
+{
+	unsigned want = op == SB_OP_SIGN || op == SB_OP_VERIFY ? SB_KEY_ED25519 : SB_KEY_X25519;
+
+	switch (st) {
+	case SB_E_KEYTYPE:
+		return fail(r, st, "%s needs an %s key; %s is an %s key", sb_op_name(op), sb_keytype_name(want),
+			    k->name, sb_keytype_name(k->type));
+	case SB_E_BADSIG:
+		return fail(r, st, "bad signature: it does not verify with key %s", k->name);
+	case SB_E_DECRYPT:
+		return fail(r, st, "the sealed box does not open with key %s (corrupted, or sealed to another key)",
+			    k->name);
+	case SB_E_NOMEM:
+		return fail(r, st, "key %s cannot be opened for use: %s", k->name, strerror(errno));
+	}
+	return fail(r, st, "%s with key %s failed: %s", sb_op_name(op), k->name, sb_status_name(st));
 }
 
 static int pubkey(const struct key *k, struct arena *ar, struct reply *r)
@@ -100,7 +139,7 @@ static int transform(const struct key *k, struct arena *ar, uint8_t op, const st
 	else
 		len = in->len >= SB_SEAL_BYTES ? in->len - SB_SEAL_BYTES : 0;
 	if (len < in->len && op == SB_OP_SEAL)
-		return fail(r, SB_E_TOOBIG, "message too large to seal");
+		return fail(r, SB_E_TOOBIG, "a message of %u bytes is too large to seal", in->len);
 	if (reply_alloc(r, ar, 1, &len, &out) != SB_OK)
 		return r->status;
 	if (op == SB_OP_SIGN)
@@ -112,7 +151,7 @@ static int transform(const struct key *k, struct arena *ar, uint8_t op, const st
 	if (st != SB_OK) {
 		arena_put(ar, r->frame);
 		r->frame = NULL;
-		return fail(r, st, "%s with key %s: %s", sb_op_name(op), k->name, sb_status_name(st));
+		return op_failed(r, st, op, k);
 	}
 	return SB_OK;
 }
@@ -220,9 +259,12 @@ int handle_request(struct keystore *ks, struct arena *ar, uint8_t op,
 	case SB_OP_PUBKEY:
 		return pubkey(k, ar, r);
 	case SB_OP_VERIFY:
+		if (f[2].len != SB_SIG_BYTES)
+			return fail(r, SB_E_INVAL, "the signature is %u bytes; Ed25519 signatures are %d",
+				    f[2].len, SB_SIG_BYTES);
 		st = ks_verify(k, f[1].p, f[1].len, f[2].p, f[2].len);
 		if (st != SB_OK)
-			return fail(r, st, "verify with key %s: %s", k->name, sb_status_name(st));
+			return op_failed(r, st, op, k);
 		return reply_empty(r, ar);
 	default:
 		return transform(k, ar, op, &f[1], r);

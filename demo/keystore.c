@@ -48,6 +48,7 @@ const struct key *ks_find(const struct keystore *ks, const uint8_t *name, size_t
 /* A new, unfilled key with its secret buffer open for writing. */
 static int key_new(struct keystore *ks, unsigned type, const uint8_t *name, size_t nlen, struct key **out)
 {
+	struct secbuf_stat st;
 	struct key *k;
 
 	if ((type != SB_KEY_ED25519 && type != SB_KEY_X25519) || !sb_name_valid(name, nlen))
@@ -65,6 +66,8 @@ static int key_new(struct keystore *ks, unsigned type, const uint8_t *name, size
 		return SB_E_NOMEM;
 	}
 	memcpy(k->name, name, nlen);
+	if (ks->flags & SECBUF_BEST_EFFORT && secbuf_stat(k->sk, &st) == 0 && st.lock_method == SECBUF_LOCK_NONE)
+		fprintf(stderr, "secbufd: key %s is UNLOCKED: it may be swapped out (--allow-unlocked)\n", k->name);
 	k->type = type;
 	*out = k;
 	return SB_OK;
@@ -98,7 +101,7 @@ int ks_import(struct keystore *ks, unsigned type, const uint8_t *name, size_t nl
 	struct key *k;
 	int st;
 
-	if (slen != 32)
+	if (slen != SB_SECRET_BYTES)
 		return SB_E_INVAL;
 	st = key_new(ks, type, name, nlen, &k);
 	if (st != SB_OK)

@@ -14,6 +14,7 @@
 
 #define KEYSTORE_MAX	256
 #define SB_PK_BYTES	32	/* both key types have 32-byte public keys */
+#define SB_SECRET_BYTES	32	/* what import takes: an Ed25519 seed or an X25519 secret key */
 #define SB_SIG_BYTES	crypto_sign_BYTES
 #define SB_SEAL_BYTES	crypto_box_SEALBYTES
 

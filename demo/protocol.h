@@ -18,9 +18,13 @@
 #include <stdint.h>
 
 #define SB_PROTO_VERSION	1
+#define SB_DEFAULT_SOCKET	"/run/secbufd/secbufd.sock"	/* $SECBUFD_SOCKET overrides */
 #define SB_HDR_SIZE		8
 #define SB_FIELD_HDR		4
 #define SB_NAME_MAX		64	/* key names: 1..64 of [A-Za-z0-9._-] */
+#define SB_STR_(x)		#x
+#define SB_STR(x)		SB_STR_(x)
+#define SB_NAME_RULE		"1 to " SB_STR(SB_NAME_MAX) " characters of A-Z a-z 0-9 . _ -"
 #define SB_REQ_FIELDS_MAX	4	/* no request has more fields */
 #define SB_ERRMSG_MAX		160
 

@@ -14,23 +14,27 @@
 #include <sodium.h>
 
 #include "arena.h"
+#include "budget.h"
 #include "keystore.h"
+#include "protocol.h"
 #include "secbuf.h"
 #include "server.h"
 
-#define DEFAULT_SOCKET	"/run/secbufd.sock"
 #define DEFAULT_BUFFER	(64UL << 20)
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--strict] [-v]\n"
-		"  -s, --socket PATH  Unix socket (default $SECBUFD_SOCKET or " DEFAULT_SOCKET ")\n"
-		"      --mode OCTAL   socket file mode (default 0600; peers are checked by uid anyway)\n"
-		"      --buffer SIZE  working buffer for messages, e.g. 64M (default); the largest\n"
-		"                     request is half of it, so that a request and its reply both fit\n"
-		"      --strict       refuse to start unless all secret memory can be locked\n"
-		"  -v, --verbose      log one line per request (operation and size, never key bytes)\n");
+		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--allow-unlocked] [-v]\n"
+		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " SB_DEFAULT_SOCKET ")\n"
+		"      --mode OCTAL      socket file mode (default 0600; peers are checked by uid anyway)\n"
+		"      --buffer SIZE     working buffer for messages, e.g. 64M (default); the largest\n"
+		"                        request is half of it, so that a request and its reply both fit\n"
+		"      --allow-unlocked  run even when secrets cannot be locked in memory (they may then\n"
+		"                        be swapped out); by default secbufd refuses to start\n"
+		"  -v, --verbose         log one line per request (operation and size, never key bytes)\n"
+		"  -V, --version         print the version\n"
+		"SIGTERM, SIGINT, SIGHUP and SIGQUIT wipe every key and the buffer, then exit 0.\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -54,20 +58,67 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
-/* Say exactly why memory could not be locked and what fixes it. */
-static void explain_lock_failure(size_t need, int err)
+/*
+ * Map the working buffer.  Strict (the default): locked or not at all, and
+ * only when the limit also leaves room for every key.  --allow-unlocked:
+ * whatever the kernel grants, said plainly.
+ */
+static int buffer_init(struct arena *ar, size_t bufsize, int allow_unlocked)
 {
-	struct rlimit rl;
+	struct lock_budget b;
+	struct secbuf_stat st;
+	int method = secbuf_lock_method();
 
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		fprintf(stderr,
-			"secbufd: cannot lock the %zu kB working buffer (%s): RLIMIT_MEMLOCK is %llu kB.\n"
-			"secbufd: raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK= in systemd), shrink --buffer,\n"
-			"secbufd: or drop --strict to run with unlocked (swappable) secrets.\n",
-			need >> 10, strerror(err), (unsigned long long)rl.rlim_cur >> 10);
-	else
-		fprintf(stderr, "secbufd: cannot lock the %zu kB working buffer: %s (RLIMIT_MEMLOCK is unlimited)\n",
-			need >> 10, strerror(err));
+	if (method < 0) {
+		fprintf(stderr, "secbufd: SECBUF_LOCK: %s\n", strerror(errno));
+		return -1;
+	}
+	budget_compute(&b, bufsize);
+	if (!allow_unlocked && method == SECBUF_LOCK_NONE) {
+		fprintf(stderr, "secbufd: cannot lock memory: lock method \"none\" (SECBUF_LOCK=none); "
+			"unset SECBUF_LOCK, or pass --allow-unlocked to run with secrets that may be swapped out\n");
+		return -1;
+	}
+	if (!allow_unlocked && !budget_fits(&b)) {
+		budget_explain(&b, "cannot lock the secrets", 1);
+		return -1;
+	}
+	if (arena_init(ar, bufsize, allow_unlocked ? SECBUF_BEST_EFFORT : 0) < 0) {
+		if (errno == EOPNOTSUPP)
+			fprintf(stderr, "secbufd: cannot lock the working buffer: lock method \"%s\" cannot "
+				"lock a buffer on fault; unset SECBUF_LOCK or pass --allow-unlocked\n",
+				secbuf_lock_method_name(method));
+		else if ((errno == EAGAIN || errno == EPERM || errno == ENOMEM) && !b.unlimited)
+			budget_explain(&b, strerror(errno), 1);
+		else
+			fprintf(stderr, "secbufd: working buffer of %zu kB: %s\n", bufsize >> 10, strerror(errno));
+		return -1;
+	}
+	if (secbuf_stat(ar->base, &st) < 0) {
+		fprintf(stderr, "secbufd: secbuf_stat: %s\n", strerror(errno));
+		arena_free(ar);
+		return -1;
+	}
+	if (st.lock_method == SECBUF_LOCK_NONE) {
+		fprintf(stderr, "secbufd: UNLOCKED: the working buffer (%zu kB) and the keys are not locked "
+			"in memory and may be swapped out (--allow-unlocked)\n", bufsize >> 10);
+		if (method == SECBUF_LOCK_NONE)
+			fprintf(stderr, "secbufd: because SECBUF_LOCK=none\n");
+		else if (method == SECBUF_LOCK_MLOCK)
+			fprintf(stderr, "secbufd: because SECBUF_LOCK=mlock locks only populated buffers, "
+				"not on fault\n");
+		else if (!b.unlimited)
+			budget_explain(&b, "the kernel refused to lock them", 0);
+		return 0;
+	}
+	fprintf(stderr, "secbufd: memory locked with %s: working buffer %zu kB, %zu kB charged to "
+		"RLIMIT_MEMLOCK, pages made resident as they are used\n",
+		secbuf_lock_method_name(st.lock_method), bufsize >> 10, b.buffer >> 10);
+	if (allow_unlocked && !budget_fits(&b))
+		fprintf(stderr, "secbufd: RLIMIT_MEMLOCK (%llu kB) has no room for all %d keys (%zu kB): "
+			"keys beyond it will be UNLOCKED (--allow-unlocked)\n",
+			b.limit >> 10, KEYSTORE_MAX, b.keys >> 10);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -76,44 +127,49 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer", required_argument, NULL, 'b' },
-		{ "strict", no_argument, NULL, 'S' },
+		{ "allow-unlocked", no_argument, NULL, 'U' },
+		{ "strict", no_argument, NULL, 'S' },	/* the default; kept for scripts */
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *env = getenv("SECBUFD_SOCKET");
-	struct server_config cfg = { .path = env && *env ? env : DEFAULT_SOCKET, .mode = 0600 };
+	struct server_config cfg = { .path = env && *env ? env : SB_DEFAULT_SOCKET, .mode = 0600 };
 	static struct arena ar;
 	static struct keystore ks;
-	struct secbuf_stat st;
 	const struct rlimit nocore = { 0, 0 };
 	size_t bufsize = DEFAULT_BUFFER;
-	int strict = 0, method, opt;
+	int allow_unlocked = 0, strict = 0, opt;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "s:vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:vVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's': cfg.path = optarg; break;
 		case 'm':
 			cfg.mode = strtoul(optarg, &end, 8);
 			if (*end || cfg.mode & ~0777u) {
-				fprintf(stderr, "secbufd: bad --mode %s\n", optarg);
+				fprintf(stderr, "secbufd: bad --mode %s (octal, at most 0777)\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
 			if (parse_size(optarg, &bufsize) < 0 || bufsize < 4096) {
-				fprintf(stderr, "secbufd: bad --buffer %s (at least 4K)\n", optarg);
+				fprintf(stderr, "secbufd: bad --buffer %s (a size such as 64M, at least 4K)\n", optarg);
 				return 2;
 			}
 			break;
+		case 'U': allow_unlocked = 1; break;
 		case 'S': strict = 1; break;
 		case 'v': cfg.verbose = 1; break;
+		case 'V': printf("secbufd (secbuf) %s\n", SECBUF_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (strict && allow_unlocked)) {
+		if (strict && allow_unlocked)
+			fprintf(stderr, "secbufd: --strict and --allow-unlocked contradict each other\n");
 		usage(stderr);
 		return 2;
 	}
@@ -124,31 +180,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Secrets are excluded from dumps already; no core file at all is simpler to audit. */
-	setrlimit(RLIMIT_CORE, &nocore);
+	if (setrlimit(RLIMIT_CORE, &nocore) < 0)
+		fprintf(stderr, "secbufd: setrlimit(RLIMIT_CORE): %s\n", strerror(errno));
 
-	method = secbuf_lock_method();
-	if (method < 0) {
-		fprintf(stderr, "secbufd: SECBUF_LOCK: %s\n", strerror(errno));
+	if (buffer_init(&ar, bufsize, allow_unlocked) < 0)
 		return 1;
-	}
-	if (strict && method == SECBUF_LOCK_NONE) {
-		fprintf(stderr, "secbufd: --strict: no way to lock memory (lock method \"none\"); "
-			"unset SECBUF_LOCK=none or drop --strict\n");
-		return 1;
-	}
-	if (arena_init(&ar, bufsize, strict ? 0 : SECBUF_BEST_EFFORT) < 0) {
-		if (errno == EAGAIN || errno == EPERM || errno == ENOMEM)
-			explain_lock_failure(bufsize, errno);
-		else
-			fprintf(stderr, "secbufd: working buffer: %s\n", strerror(errno));
-		return 1;
-	}
-	if (secbuf_stat(ar.base, &st) == 0 && st.lock_method == SECBUF_LOCK_NONE)
-		fprintf(stderr, "secbufd: WARNING: memory locking refused (see RLIMIT_MEMLOCK): "
-			"secrets may be swapped; use --strict to refuse instead\n");
-	ks_init(&ks, strict ? 0 : SECBUF_BEST_EFFORT);
-	fprintf(stderr, "secbufd: lock method %s, working buffer %zu kB (locked as touched)\n",
-		secbuf_lock_method_name(st.lock_method), bufsize >> 10);
+	ks_init(&ks, allow_unlocked ? SECBUF_BEST_EFFORT : 0);
 
 	if (server_run(&cfg, &ks, &ar) < 0) {
 		ks_wipe(&ks);

@@ -3,6 +3,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "handlers.h"
+#include "notify.h"
 #include "protocol.h"
 
 enum { TAG_LISTEN, TAG_SIGNAL, TAG_CONN };
@@ -238,10 +240,13 @@ static void accept_one(struct server *s, int lfd)
 	c->fd = fd;
 	c->uid = cred.uid;
 	if (cred.uid != s->uid && cred.uid != 0) {
-		fprintf(stderr, "secbufd: refused pid %d: uid %u is neither %u nor root\n",
-			(int)cred.pid, (unsigned)cred.uid, (unsigned)s->uid);
-		snprintf(msg, sizeof(msg), "uid %u may not use this daemon (only uid %u or root)",
-			 (unsigned)cred.uid, (unsigned)s->uid);
+		if (s->uid == 0)
+			snprintf(msg, sizeof(msg), "uid %u may not use this daemon: it serves root only",
+				 (unsigned)cred.uid);
+		else
+			snprintf(msg, sizeof(msg), "uid %u may not use this daemon: it serves uid %u and root only",
+				 (unsigned)cred.uid, (unsigned)s->uid);
+		fprintf(stderr, "secbufd: refused pid %d: %s\n", (int)cred.pid, msg);
 		conn_error(c, SB_E_DENIED, msg, 1);
 	} else if (s->nconns == SERVER_MAX_CONNS) {
 		conn_error(c, SB_E_BUSY, "too many connections, retry later", 1);
@@ -282,6 +287,20 @@ static void sweep(struct server *s)
 	}
 }
 
+/*
+ * The socket's directory, one level, when missing (/run/secbufd outside
+ * systemd, whose RuntimeDirectory= makes it otherwise); bind() reports
+ * anything that still stands in the way.
+ */
+static void make_socket_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (mkdir(dirname(dir), 0755) == 0)
+		fprintf(stderr, "secbufd: created %s\n", dir);
+}
+
 static int listen_on(const struct server_config *cfg)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -294,6 +313,7 @@ static int listen_on(const struct server_config *cfg)
 		return -1;
 	}
 	strcpy(sa.sun_path, cfg->path);
+	make_socket_dir(cfg->path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
@@ -336,6 +356,8 @@ static int signal_fd(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);	/* nothing to reload: a hangup ends the daemon, with the wipe */
+	sigaddset(&set, SIGQUIT);	/* its default, a core dump, would skip the wipe */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -1;
 	return signalfd(-1, &set, SFD_CLOEXEC);
@@ -356,6 +378,8 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 	}
 	fprintf(stderr, "secbufd: listening on %s (mode %04o, max request %zu bytes)\n",
 		cfg->path, (unsigned)cfg->mode, cfg->max_body);
+	if (notify_manager("READY=1") < 0)
+		fprintf(stderr, "secbufd: cannot notify the service manager: %s\n", strerror(errno));
 
 	while (!stop) {
 		struct epoll_event ev[64];
@@ -378,8 +402,10 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 		sweep(&s);
 	}
 
+	notify_manager("STOPPING=1");
 	if (stop)
-		fprintf(stderr, "secbufd: signal %u: wiping %u keys and the working buffer\n", si.ssi_signo, ks->n);
+		fprintf(stderr, "secbufd: %s: wiping %u keys and the working buffer\n",
+			strsignal(si.ssi_signo), ks->n);
 	while (s.nconns)
 		conn_close(&s, s.conns[0]);
 	ks_wipe(ks);

@@ -1,6 +1,7 @@
 /*
  * server.h - the daemon's socket and event loop: one thread, epoll, many
- * clients, SO_PEERCRED access control, bounded frames, signalfd shutdown.
+ * clients, SO_PEERCRED access control, bounded frames, signalfd shutdown,
+ * sd_notify readiness.
  */
 #ifndef SECBUFD_SERVER_H
 #define SECBUFD_SERVER_H
@@ -22,7 +23,8 @@ struct server_config {
 };
 
 /*
- * Serve until SIGTERM or SIGINT, then wipe every key and the working buffer.
+ * Serve until SIGTERM, SIGINT, SIGHUP or SIGQUIT, then wipe every key and the
+ * working buffer.  Tells a service manager (notify.h) when it is ready.
  * Returns 0 after a clean shutdown, -1 (message printed) if the socket
  * cannot be set up.
  */

@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,10 +45,11 @@ static void exec_prog(const char *prog, const char *const *args, const char *con
 	_exit(127);
 }
 
-pid_t daemon_start(const char *socket, const char *const *args, const char *const *env, const char *errlog)
+pid_t daemon_spawn(const char *socket, const char *const *args, const char *const *env, const char *errlog,
+		   const struct run_as *as)
 {
 	const char *argv[32] = { "-s", socket };
-	int n = 2, fd;
+	int n = 2;
 	pid_t pid;
 
 	for (; args && *args && n < 31; args++)
@@ -61,23 +64,53 @@ pid_t daemon_start(const char *socket, const char *const *args, const char *cons
 			dup2(log, 1);
 			dup2(log, 2);
 		}
+		if (as) {
+			struct rlimit rl = { as->memlock, as->memlock };
+
+			if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 || setgroups(0, NULL) < 0 ||
+			    setgid(as->uid) < 0 || setuid(as->uid) < 0) {
+				fprintf(stderr, "run as uid %u, RLIMIT_MEMLOCK %llu: %s\n", (unsigned)as->uid,
+					as->memlock, strerror(errno));
+				_exit(126);
+			}
+		}
+		/* After setuid, which clears it. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		exec_prog("secbufd", argv, env);
 	}
-	if (pid < 0)
-		return -1;
-	for (int i = 0; i < 500; i++) {
-		fd = sb_connect(socket);
+	return pid;
+}
+
+int daemon_ready(pid_t pid, const char *socket, int *status)
+{
+	*status = -1;
+	for (int i = 0; pid > 0 && i < 500; i++) {
+		int fd = sb_connect(socket);
+
 		if (fd >= 0) {
 			close(fd);
-			return pid;
+			return 0;
 		}
-		if (waitpid(pid, NULL, WNOHANG) == pid)
+		if (waitpid(pid, status, WNOHANG) == pid)
 			return -1;
 		sleep_ms(10);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+pid_t daemon_start(const char *socket, const char *const *args, const char *const *env, const char *errlog)
+{
+	pid_t pid = daemon_spawn(socket, args, env, errlog, NULL);
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (daemon_ready(pid, socket, &status) == 0)
+		return pid;
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 	return -1;
 }
 
@@ -145,4 +178,18 @@ char *test_dir(void)
 	if (!mkdtemp(dir) || chmod(dir, 0755) < 0)
 		return NULL;
 	return dir;
+}
+
+char *read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	while (fd >= 0 && got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += n;
+	if (fd >= 0)
+		close(fd);
+	buf[got] = '\0';
+	return buf;
 }

@@ -1,8 +1,10 @@
 /*
  * test-audit - secbuf-audit against mappings whose state the test controls,
- * and against a running secbufd.  Kernels without CONFIG_ANON_VMA_NAME (the
- * prctl fails with EINVAL) cannot name a mapping [anon:secbuf]; then the
- * test audits the same mappings by address with --range and says so.
+ * and against running secbufd daemons, locked and not.  The test's own
+ * "secret" mappings carry secbuf's VmFlags signature (MADV_DONTDUMP and
+ * MADV_WIPEONFORK) and, where the kernel can name mappings, the name
+ * [anon:secbuf]; on kernels without CONFIG_ANON_VMA_NAME (such as many
+ * distribution kernels) the audit must find them by the signature alone.
  * usage: test-audit BINDIR   (prints TAP)
  */
 #define _GNU_SOURCE
@@ -14,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../client.h"
@@ -27,45 +30,36 @@
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT		0x01
 #endif
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK		18
+#endif
 
 #define PAGES 8
 
-static int names_work;
+static int names_work, have_python;
+static char out[1 << 16], pidstr[16];
 
 /* The raw syscall: under ASan mlock() is intercepted and does nothing. */
 static int lock(void *p, size_t len)
 {
 	return syscall(SYS_mlock, p, len);
 }
-static char out[1 << 16];
 
-/* Audit this process's mapping at p, by name if the kernel names mappings. */
-static int audit_self(void *p, size_t len, int json)
+/* secbuf-audit with args (NULL-terminated); its exit status, stdout in out. */
+static int audit(const char *const *args)
 {
-	char pid[16], range[64];
-	const char *args[5];
-	int n = 0;
-
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	snprintf(range, sizeof(range), "%lx-%lx", (unsigned long)p, (unsigned long)p + len);
-	if (json)
-		args[n++] = "--json";
-	if (!names_work) {
-		args[n++] = "--range";
-		args[n++] = range;
-	}
-	args[n++] = pid;
-	args[n] = NULL;
 	return run_capture("secbuf-audit", args, out, sizeof(out));
 }
 
+/* A mapping as libsecbuf makes one: dd and wf, named where the kernel names. */
 static void *secret_mapping(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	if (names_work && prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, len, "secbuf") != 0) {
+	if (madvise(p, len, MADV_DONTDUMP) != 0 || madvise(p, len, MADV_WIPEONFORK) != 0 ||
+	    (names_work && prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, len, "secbuf") != 0)) {
 		munmap(p, len);
 		return NULL;
 	}
@@ -75,17 +69,39 @@ static void *secret_mapping(size_t len)
 static long json_num(const char *key)
 {
 	char pat[64];
-	const char *p;
+	const char *p = strstr(out, "\"summary\":{");
 
-	snprintf(pat, sizeof(pat), "\"summary\":{");
-	p = strstr(out, pat);
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
 	p = p ? strstr(p, pat) : NULL;
 	return p ? strtol(p + strlen(pat), NULL, 10) : -1;
 }
 
+static int json_has(const char *text)
+{
+	return strstr(out, text) != NULL;
+}
+
+/*
+ * Whether out parses as JSON (Python's strict parser: valid UTF-8, no raw
+ * control characters) and the Python expression on it, d, holds.
+ */
+static int json_check(const char *expr)
+{
+	char cmd[1024];
+	FILE *py;
+
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json, sys\n"
+		 "d = json.loads(sys.stdin.buffer.read())\nsys.exit(0 if (%s) else 1)'", expr);
+	py = popen(cmd, "w");
+	if (!py)
+		return 0;
+	fputs(out, py);
+	return pclose(py) == 0;
+}
+
 static void test_mappings(void)
 {
+	static const char *const args[] = { "--json", pidstr, NULL };
 	size_t len = PAGES * sysconf(_SC_PAGESIZE);
 	char *unlocked, *locked, *onfault;
 	int rc;
@@ -94,12 +110,12 @@ static void test_mappings(void)
 	if (!tap_ok(unlocked != NULL, "an unlocked \"secret\" mapping of %d pages", PAGES))
 		return;
 	memset(unlocked, 0x5a, len);
-	rc = audit_self(unlocked, len, 0);
+	rc = audit((const char *const[]){ pidstr, NULL });
 	tap_ok(rc == 1 && strstr(out, "LEAK"), "audit exits 1 on the unlocked secret mapping (exit %d)", rc);
-	rc = audit_self(unlocked, len, 1);
-	tap_ok(rc == 1 && json_num("evictable") == PAGES && json_num("locked") == 0,
-	       "--json counts its %d pages evictable, 0 locked (got %ld, %ld)", PAGES,
-	       json_num("evictable"), json_num("locked"));
+	rc = audit(args);
+	tap_ok(rc == 1 && json_num("mappings") == 1 && json_num("evictable") == PAGES && json_num("locked") == 0,
+	       "--json: 1 mapping, its %d pages evictable, 0 locked (got %ld, %ld, %ld)", PAGES,
+	       json_num("mappings"), json_num("evictable"), json_num("locked"));
 	munmap(unlocked, len);
 
 	locked = secret_mapping(len);
@@ -107,10 +123,15 @@ static void test_mappings(void)
 		tap_ok(0, "an mlocked secret mapping: %s", strerror(errno));
 		return;
 	}
-	rc = audit_self(locked, len, 1);
+	rc = audit(args);
 	tap_ok(rc == 0 && json_num("locked") == PAGES && json_num("swapped") == 0,
 	       "audit exits 0 on an mlocked mapping, %d pages locked (exit %d, locked %ld)", PAGES, rc,
 	       json_num("locked"));
+	tap_ok(json_has(names_work ? "\"selection\":\"name\"" : "\"selection\":\"vmflags\""),
+	       "the JSON says how the mapping was selected: %s", names_work ? "name" : "vmflags");
+	tap_ok(geteuid() == 0 ? json_num("unevictable") >= 0 : json_has("\"unevictable\":null"),
+	       "the summary has an unevictable count (%ld%s)", json_num("unevictable"),
+	       geteuid() == 0 ? "" : ": null without kpageflags");
 	munmap(locked, len);
 
 	/* Lock on fault: only the two pages touched are resident, both locked. */
@@ -121,11 +142,27 @@ static void test_mappings(void)
 	}
 	onfault[0] = 1;
 	onfault[len - 1] = 1;
-	rc = audit_self(onfault, len, 1);
+	rc = audit(args);
 	tap_ok(rc == 0 && json_num("resident") == 2 && json_num("locked") == 2,
 	       "lock-on-fault mapping: clean, 2 of %d pages resident and locked (exit %d, %ld, %ld)", PAGES, rc,
 	       json_num("resident"), json_num("locked"));
 	munmap(onfault, len);
+}
+
+/* Nothing selected is never clean. */
+static void test_nothing(void)
+{
+	static const char *const text[] = { pidstr, NULL };
+	static const char *const js[] = { "--json", pidstr, NULL };
+	int rc;
+
+	rc = audit(text);
+	tap_ok(rc == 3 && strstr(out, "NOTHING AUDITED") && !strstr(out, "CLEAN"),
+	       "a process without secret mappings: exit 3, \"NOTHING AUDITED\", never CLEAN (exit %d)", rc);
+	rc = audit(js);
+	tap_ok(rc == 3 && json_has("\"clean\":null") && !json_has("\"clean\":true") &&
+	       json_has("\"selection\":\"none\""),
+	       "--json: exit 3 with \"clean\": null and \"selection\": \"none\" (exit %d)", rc);
 }
 
 /* --all finds locked mappings of a process that knows nothing of secbuf. */
@@ -133,33 +170,96 @@ static void test_all(void)
 {
 	size_t len = 3 * sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char pid[16];
-	const char *args[] = { "--all", "--json", pid, NULL };
+	static const char *const args[] = { "--all", "--json", pidstr, NULL };
 	int rc;
 
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	if (p == MAP_FAILED || lock(p, len) != 0) {
 		tap_ok(0, "mlock for the --all test: %s", strerror(errno));
 		return;
 	}
-	rc = run_capture("secbuf-audit", args, out, sizeof(out));
-	tap_ok(rc == 0 && json_num("mappings") >= 1 && json_num("locked") >= 3,
+	rc = audit(args);
+	tap_ok(rc == 0 && json_num("mappings") >= 1 && json_num("locked") >= 3 && json_has("\"by\":\"locked\""),
 	       "--all audits a plain mlocked mapping (exit %d, mappings %ld, locked %ld)", rc,
 	       json_num("mappings"), json_num("locked"));
 	munmap(p, len);
-	{
-		const char *bad[] = { "999999999", NULL };
-
-		rc = run_capture("secbuf-audit", bad, out, sizeof(out));
-		tap_ok(rc == 2, "a missing process is an error, exit 2 (exit %d)", rc);
-	}
 }
 
-static void test_daemon(void)
+/* The whole address space, [vsyscall] (beyond pagemap's end) included. */
+static void test_range_all(void)
 {
+	static const char *const args[] = { "--range", "0-ffffffffffffffff", pidstr, NULL };
+	char err[4096];
+	int fd[2], saved, rc;
+	ssize_t n;
+
+	/* Keep its stderr: the old failure was "cannot read smaps/pagemap: Success". */
+	if (pipe(fd) < 0)
+		return;
+	saved = dup(2);
+	dup2(fd[1], 2);
+	close(fd[1]);
+	rc = audit(args);
+	dup2(saved, 2);
+	close(saved);
+	n = read(fd[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(fd[0]);
+	tap_ok((rc == 0 || rc == 1) && strstr(out, "[vsyscall]") && !strstr(err, "Success"),
+	       "--range 0-ffffffffffffffff audits everything, [vsyscall] too (exit %d, stderr \"%.60s\")", rc, err);
+}
+
+static void test_errors(void)
+{
+	static const char *const missing[] = { "999999999", NULL };
+	static const char *const jmissing[] = { "--json", "999999999", NULL };
+	static const char *const jbad[] = { "--json", "--range", "zz", "1", NULL };
+	int rc;
+
+	rc = audit(missing);
+	tap_ok(rc == 2, "a missing process is an error, exit 2 (exit %d)", rc);
+	rc = audit(jmissing);
+	tap_ok(rc == 2 && json_has("\"error\":\"pid 999999999: cannot read smaps or pagemap: no such process\"") &&
+	       json_has("\"clean\":null"), "--json: the error as JSON on stdout, exit 2: %.100s", out);
+	rc = audit(jbad);
+	tap_ok(rc == 2 && json_has("\"error\":\"bad --range zz"), "--json: a usage error as JSON too (exit %d)", rc);
+	if (have_python)
+		tap_ok(json_check("d[\"clean\"] is None and \"error\" in d"), "the error JSON parses");
+	else
+		tap_skip("no python3", "the error JSON parses");
+}
+
+/* Any process name, even one that is not UTF-8, gives valid JSON. */
+static void test_json_name(void)
+{
+	static const char name[] = "a\"b\\c\x01\xc3\xa9\xff\x7f";
+	static const char *const args[] = { "--json", pidstr, NULL };
+	char old[17] = "";
+	int rc;
+
+	prctl(PR_GET_NAME, old);
+	if (prctl(PR_SET_NAME, name) != 0) {
+		tap_ok(0, "prctl(PR_SET_NAME): %s", strerror(errno));
+		return;
+	}
+	rc = audit(args);
+	prctl(PR_SET_NAME, old);
+	if (!have_python) {
+		tap_skip("no python3", "a process name with quote, backslash, control and non-UTF-8 bytes");
+		return;
+	}
+	tap_ok(rc == 3 && json_check("d[\"comm\"] == bytes.fromhex(\"6122625c6301e9ff7f\").decode(\"latin-1\")"),
+	       "a name with a quote, a backslash, control bytes, UTF-8 and a non-UTF-8 byte: valid JSON, "
+	       "escaped (\\u00XX) (exit %d)", rc);
+}
+
+/* The daemon as deployed: found by name or by signature, and an unlocked one is a leak. */
+static void test_daemons(void)
+{
+	static const char *const locked_args[] = { "--buffer", "4M", NULL };
+	static const char *const unlocked_args[] = { "--buffer", "4M", "--allow-unlocked", NULL };
+	static const char *const unlocked_env[] = { "SECBUF_LOCK=none", NULL };
 	char dir[] = "/tmp/secbuf-audit-test.XXXXXX", sock[128], log[128], pid[16];
-	const char *args[] = { "--json", names_work ? pid : "--all", pid, NULL };
-	static const char *const dargs[] = { "--strict", NULL };
+	const char *args[] = { "--json", pid, NULL };
 	uint8_t t = SB_KEY_ED25519;
 	struct sb_field f[2] = { { &t, 1 }, { (const uint8_t *)"k", 1 } };
 	struct sb_reply r;
@@ -170,25 +270,34 @@ static void test_daemon(void)
 		return;
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(log, sizeof(log), "%s/log", dir);
-	d = daemon_start(sock, dargs, NULL, log);
-	fd = d > 0 ? sb_connect(sock) : -1;
-	if (fd < 0 || sb_call(fd, SB_OP_KEYGEN, 2, f, &r) < 0 || r.status != SB_OK) {
-		tap_ok(0, "secbufd with one key for the audit");
-	} else {
-		sb_reply_free(&r);
-		snprintf(pid, sizeof(pid), "%d", (int)d);
-		if (names_work)
-			args[2] = NULL;
-		rc = run_capture("secbuf-audit", args, out, sizeof(out));
-		tap_ok(rc == 0 && json_num("mappings") >= 2 && json_num("locked") >= 1,
-		       "audit of secbufd%s exits 0: %ld mappings, %ld pages resident, %ld locked, %ld swapped",
-		       names_work ? "" : " (--all)", json_num("mappings"), json_num("resident"),
-		       json_num("locked"), json_num("swapped"));
+	for (int unlocked = 0; unlocked <= 1; unlocked++) {
+		d = unlocked ? daemon_start(sock, unlocked_args, unlocked_env, log) :
+			       daemon_start(sock, locked_args, NULL, log);
+		fd = d > 0 ? sb_connect(sock) : -1;
+		if (fd < 0 || sb_call(fd, SB_OP_KEYGEN, 2, f, &r) < 0 || r.status != SB_OK) {
+			tap_ok(0, "secbufd%s with one key for the audit", unlocked ? " (unlocked)" : "");
+		} else {
+			sb_reply_free(&r);
+			snprintf(pid, sizeof(pid), "%d", (int)d);
+			rc = audit(args);
+			if (!unlocked)
+				tap_ok(rc == 0 && json_num("mappings") >= 2 && json_num("locked") >= 2 &&
+				       json_has(names_work ? "\"selection\":\"name" : "\"selection\":\"vmflags\""),
+				       "audit of secbufd, no options, finds buffer and key by %s: exit %d, %ld mappings, "
+				       "%ld pages resident, %ld locked", names_work ? "name" : "VmFlags dd+wf alone",
+				       rc, json_num("mappings"), json_num("resident"), json_num("locked"));
+			else
+				tap_ok(rc == 1 && json_num("mappings") >= 2 && json_num("evictable") >= 2 &&
+				       json_num("locked") == 0,
+				       "audit of an unlocked secbufd (SECBUF_LOCK=none) finds its memory and says LEAK: "
+				       "exit %d, %ld mappings, %ld evictable", rc, json_num("mappings"),
+				       json_num("evictable"));
+		}
+		if (fd >= 0)
+			close(fd);
+		if (d > 0)
+			daemon_stop(d);
 	}
-	if (fd >= 0)
-		close(fd);
-	if (d > 0)
-		daemon_stop(d);
 	unlink(log);
 	rmdir(dir);
 }
@@ -203,14 +312,20 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	bindir = argv[1];
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)getpid());
 	probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	names_work = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, probe, 4096, "secbuf") == 0;
 	munmap(probe, 4096);
 	if (!names_work)
-		printf("# this kernel cannot name anonymous mappings (prctl: %s): auditing by --range and --all\n",
+		printf("# this kernel cannot name anonymous mappings (prctl: %s): the audit must select by VmFlags\n",
 		       strerror(errno));
+	have_python = system("python3 -c '' 2>/dev/null") == 0;
+	test_nothing();
 	test_mappings();
 	test_all();
-	test_daemon();
+	test_range_all();
+	test_errors();
+	test_json_name();
+	test_daemons();
 	return tap_done();
 }

@@ -1,6 +1,7 @@
 /*
  * test-secbufd - host tests of secbufd through its socket: round trips,
- * bad input, access control, load, strict mode and the SIGTERM wipe.
+ * bad input, access control, load, readiness and the wipe on every signal
+ * that ends it.
  * usage: test-secbufd BINDIR   (prints TAP)
  */
 #define _GNU_SOURCE
@@ -13,7 +14,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,10 @@
 #define ROUNDS		20
 
 static char sock[256], errlog[256];
+
+/* 4 MiB: with room for every key 5124 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
+#define BUFFER		(4 << 20)
+static const char *const small[] = { "--buffer", "4M", NULL };
 
 static struct sb_field fld(const void *p, size_t len)
 {
@@ -56,6 +63,18 @@ static int call_status(uint8_t op, unsigned n, const struct sb_field *f)
 	struct sb_reply r;
 	int st = call(op, n, f, &r);
 
+	if (st >= 0)
+		sb_reply_free(&r);
+	return st;
+}
+
+/* A request expected to fail: its status, its message copied into msg. */
+static int call_error(uint8_t op, unsigned n, const struct sb_field *f, char *msg, size_t size)
+{
+	struct sb_reply r;
+	int st = call(op, n, f, &r);
+
+	snprintf(msg, size, "%s", st > 0 ? (const char *)r.f[0].p : "");
 	if (st >= 0)
 		sb_reply_free(&r);
 	return st;
@@ -151,6 +170,7 @@ static void test_seal_open(void)
 static void test_import_and_errors(void)
 {
 	uint8_t seed[32], pk[32], sk[64], t = SB_KEY_ED25519, bad = 9;
+	char msg[SB_ERRMSG_MAX + 1];
 	struct sb_field f[3] = { fld(&t, 1), str("imported"), fld(seed, 32) };
 	struct sb_reply r;
 	int st;
@@ -165,15 +185,23 @@ static void test_import_and_errors(void)
 	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_EXISTS, "a second key of the same name is refused");
 	f[2] = fld(seed, 31);
 	f[1] = str("short");
-	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_INVAL, "a 31-byte secret is refused");
+	st = call_error(SB_OP_IMPORT, 3, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
+	       "a 31-byte secret is refused: \"%s\"", msg);
 	f[0] = fld(&bad, 1);
-	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "an unknown key type is refused");
+	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
+	       strstr(msg, "2 for x25519"), "an unknown key type is refused: \"%s\"", msg);
 	f[0] = fld(&t, 1);
 	f[1] = str("bad/name");
-	tap_ok(call_status(SB_OP_KEYGEN, 2, f) == SB_E_INVAL, "a key name with '/' is refused");
+	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
+	       "a key name with '/' is refused: \"%s\"", msg);
 	f[0] = str("sealer");
 	f[1] = fld(seed, 32);
-	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_KEYTYPE, "signing with an X25519 key is refused");
+	st = call_error(SB_OP_SIGN, 2, f, msg, sizeof(msg));
+	tap_ok(st == SB_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
+	       "signing with an X25519 key is refused: \"%s\"", msg);
 	f[0] = str("nosuchkey");
 	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_NOKEY, "signing with a missing key is refused");
 	f[0] = str("imported");
@@ -265,13 +293,15 @@ static int nobody_connect(void)
 
 static void test_peercred(const char *dir)
 {
-	static const char *const wide[] = { "--mode", "0666", NULL };
+	static const char *const wide[] = { "--buffer", "4M", "--mode", "0666", NULL };
+	char text[4096];
 	pid_t pid;
 	int rc;
 
 	if (geteuid() != 0) {
 		tap_skip("not root", "uid 65534 cannot connect to the 0600 socket");
 		tap_skip("not root", "uid 65534 is refused by SO_PEERCRED");
+		tap_skip("not root", "a root daemon's refusal says it serves root only");
 		return;
 	}
 	rc = nobody_connect();
@@ -282,6 +312,14 @@ static void test_peercred(const char *dir)
 	tap_ok(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
 	if (pid > 0)
 		daemon_stop(pid);
+	read_text(errlog, text, sizeof(text));
+	tap_ok(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
+	       "a root daemon's refusal says it serves root only");
+	if (strstr(text, "secbufd: refused")) {
+		const char *line = strstr(text, "secbufd: refused");
+
+		printf("# %.*s\n", (int)(strchrnul(line, '\n') - line), line);
+	}
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 }
 
@@ -386,96 +424,118 @@ static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 	return hits;
 }
 
-static void test_sigterm(const char *dir)
+/* One datagram from the notify socket within 5 s, NUL-terminated; "" if none. */
+static const char *notify_recv(int fd, char *buf, size_t size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n = poll(&p, 1, 5000) == 1 ? recv(fd, buf, size - 1, 0) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Type=notify: READY=1 once the socket accepts connections, STOPPING=1 at the end. */
+static void test_notify(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char env[300], msg[256];
+	const char *const envs[] = { env, NULL };
+	int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), fd = -1, ready = 0;
+	pid_t pid;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", dir);
+	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sa.sun_path);
+	snprintf(sock, sizeof(sock), "%s/notified.sock", dir);
+	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		tap_ok(0, "a notify socket for the readiness test: %s", strerror(errno));
+		return;
+	}
+	pid = daemon_spawn(sock, small, envs, errlog, NULL);
+	ready = !strcmp(notify_recv(nfd, msg, sizeof(msg)), "READY=1");
+	if (ready)
+		fd = sb_connect(sock);
+	tap_ok(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
+	       msg);
+	if (fd >= 0)
+		close(fd);
+	if (pid > 0)
+		kill(pid, SIGTERM);
+	tap_ok(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
+	       msg);
+	if (pid > 0 && wait_exit(pid, 5000) == -1)
+		daemon_stop(pid);
+	close(nfd);
+}
+
+/* sig wipes every key (none left anywhere in memory), removes the socket and exits 0. */
+static void test_signal_wipe(const char *dir, int sig)
 {
 	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
 	uint8_t seed[32], x[32], t = SB_KEY_ED25519, tx = SB_KEY_X25519;
 	struct sb_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
 	struct sb_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
+	const char *name = sigabbrev_np(sig);
 	long before, after, xbefore, xafter;
 	int status;
 	pid_t pid;
 
-	snprintf(sock, sizeof(sock), "%s/term.sock", dir);
-	pid = daemon_start(sock, NULL, env, errlog);
+	snprintf(sock, sizeof(sock), "%s/sig%s.sock", dir, name);
+	pid = daemon_start(sock, small, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
 	if (pid < 0 || call_status(SB_OP_IMPORT, 3, f) != SB_OK || call_status(SB_OP_IMPORT, 3, g) != SB_OK) {
-		tap_ok(0, "daemon with two imported keys for the SIGTERM test");
+		tap_ok(0, "daemon with two imported keys for the SIG%s test", name);
+		if (pid > 0)
+			daemon_stop(pid);
 		return;
 	}
 	before = mem_hits(pid, seed, 32);
 	xbefore = mem_hits(pid, x, 32);
-	tap_ok(before >= 1 && xbefore >= 1, "before SIGTERM the key bytes are in the daemon's memory "
-	       "(%ld and %ld copies)", before, xbefore);
-	kill(pid, SIGTERM);
+	tap_ok(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
+	       "(%ld and %ld copies)", name, before, xbefore);
+	kill(pid, sig);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		tap_ok(0, "daemon stops after its wipe (test hook)");
+		tap_ok(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
 		return;
 	}
 	after = mem_hits(pid, seed, 32);
 	xafter = mem_hits(pid, x, 32);
-	tap_ok(after == 0 && xafter == 0, "after the SIGTERM wipe no copy is left anywhere in its memory "
-	       "(%ld and %ld copies)", after, xafter);
+	tap_ok(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
+	       "(%ld and %ld copies)", name, after, xafter);
 	kill(pid, SIGCONT);
 	status = wait_exit(pid, 5000);
-	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the daemon then exits 0 (status 0x%x)",
-	       status);
-	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "the socket file is removed");
-
-	pid = daemon_start(sock, NULL, NULL, errlog);
-	kill(pid, SIGINT);
-	status = wait_exit(pid, 5000);
-	tap_ok(pid > 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGINT: exits 0 too");
-	if (status == -1 && pid > 0)
-		daemon_stop(pid);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
+	       "(status 0x%x)", name, status);
+	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
 }
 
-/* As uid 65534 with a 64 kB RLIMIT_MEMLOCK, --strict must refuse and say why. */
-static void test_strict(const char *dir)
+/* The other catchable ways to end it wipe and exit 0 too. */
+static void test_signals(const char *dir)
 {
-	char log[300], text[2048] = "";
-	int status = -1, fd;
-	pid_t pid;
+	static const int sigs[] = { SIGINT, SIGQUIT };
 
-	if (geteuid() != 0) {
-		tap_skip("not root", "--strict refuses to start without RLIMIT_MEMLOCK headroom");
-		return;
-	}
-	snprintf(log, sizeof(log), "%s/strict.log", dir);
-	snprintf(sock, sizeof(sock), "%s/strict.sock", dir);
-	pid = fork();
-	if (pid == 0) {
-		struct rlimit rl = { 64 << 10, 64 << 10 };
-		char path[4096];
+	test_signal_wipe(dir, SIGTERM);
+	test_signal_wipe(dir, SIGHUP);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		pid_t pid;
+		int status = -1;
 
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-		if (fd < 0 || dup2(fd, 2) < 0 || setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
-		    setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
-			_exit(99);
-		snprintf(path, sizeof(path), "%s/secbufd", bindir);
-		execl(path, path, "-s", sock, "--strict", (char *)NULL);
-		_exit(98);
+		snprintf(sock, sizeof(sock), "%s/end.sock", dir);
+		pid = daemon_start(sock, small, NULL, errlog);
+		if (pid > 0) {
+			kill(pid, sigs[i]);
+			status = wait_exit(pid, 5000);
+			if (status == -1)
+				daemon_stop(pid);
+		}
+		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
+		       "SIG%s: exits 0 and removes the socket (status 0x%x)", sigabbrev_np(sigs[i]), status);
 	}
-	if (pid > 0)
-		status = wait_exit(pid, 5000);
-	fd = open(log, O_RDONLY);
-	if (fd >= 0) {
-		ssize_t n = read(fd, text, sizeof(text) - 1);
-
-		text[n > 0 ? n : 0] = '\0';
-		close(fd);
-	}
-	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1 && strstr(text, "RLIMIT_MEMLOCK"),
-	       "--strict with a 64 kB RLIMIT_MEMLOCK exits 1 naming RLIMIT_MEMLOCK");
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-		printf("# %s\n", line);
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const args[] = { "--buffer", "8M", "--strict", NULL };
-	const size_t max_body = (8 << 20) / 2;
+	const size_t max_body = BUFFER / 2;
 	const char *dir;
 	pid_t pid;
 
@@ -492,8 +552,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(errlog, sizeof(errlog), "%s/secbufd.log", dir);
-	pid = daemon_start(sock, args, NULL, errlog);
-	if (!tap_ok(pid > 0, "secbufd --strict starts and answers on %s", sock))
+	pid = daemon_start(sock, small, NULL, errlog);
+	if (!tap_ok(pid > 0, "secbufd starts and answers on %s", sock))
 		return tap_done();
 	test_sign_verify();
 	test_seal_open();
@@ -506,8 +566,8 @@ int main(int argc, char **argv)
 
 		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
-	test_sigterm(dir);
-	test_strict(dir);
+	test_signals(dir);
+	test_notify(dir);
 	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);
 	if (system(errlog) != 0)
 		printf("# could not remove %s\n", dir);

@@ -1,0 +1,125 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# make install and make uninstall from the top of the tree, as a packager
+# or an operator runs them: where each file lands, --version, the man
+# pages, the hardening of the installed ELF files, secbuf.pc, the systemd
+# unit, and an uninstall that leaves no file behind.  systemd is not PID 1
+# on a build host, so the unit is checked with systemd-analyze verify and
+# its syscall filter, never started.
+# usage: tests/install.sh BINDIR   (prints TAP)
+set -u
+bin=$1
+# shellcheck source=tree.sh
+. "$(dirname "$0")/tree.sh" install
+version=$(sed -n 's/^VERSION *:= *//p' "$top/mk/common.mk")
+dest=$tmp/dest
+
+ok "make install DESTDIR=... PREFIX=/usr" make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr
+installed=$(cd "$dest" && find . ! -type d | sort)
+echo "$installed" | sed 's/^/# /'
+expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
+./usr/share/man/man8/secbufd.8 ./usr/share/man/man8/secbuf-audit.8 ./usr/share/man/man1/secbufctl.1
+./usr/lib/systemd/system/secbufd.service ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
+./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3"
+missing=
+for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; done
+ok "programs, man pages (1, 3, 8), unit, library, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
+	test -z "$missing"
+
+for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
+	ok "${p##*/} --version: exit 0, \"${p##*/} (secbuf) $version\"" \
+		bash -c '[ "$("$1" --version)" = "$2 (secbuf) $3" ]' _ "$dest/$p" "${p##*/}" "$version"
+done
+for m in man8/secbufd.8 man1/secbufctl.1 man8/secbuf-audit.8; do
+	f=$dest/usr/share/man/$m
+	ok "man page ${m#*/} renders without warnings and carries the version" bash -c \
+		'[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null)" ] &&
+		 grep -q "^\.TH .*\"secbuf $2\"" "$1"' _ "$f" "$version"
+done
+ok "man secbufd documents SIGHUP, the lock budget and the exit status" bash -c \
+	'man -l "$1" 2>/dev/null | grep -q "SIGHUP" && man -l "$1" | grep -q "LOCK BUDGET" &&
+	 man -l "$1" | grep -q "EXIT STATUS"' _ "$dest/usr/share/man/man8/secbufd.8"
+ok "man secbuf-audit documents exit codes 0, 1, 2 and 3" bash -c \
+	'man -l "$1" 2>/dev/null | sed -n "/EXIT STATUS/,/NOTES/p" >"$2" &&
+	 for c in 0 1 2 3; do grep -qE "^ +$c +[A-Z]" "$2" || exit 1; done' _ "$dest/usr/share/man/man8/secbuf-audit.8" \
+	"$tmp/exit"
+
+ok "secbuf.pc carries no rpath" bash -c '! grep -qi rpath "$1"' _ "$dest/usr/lib/pkgconfig/secbuf.pc"
+
+# Hardening of what is installed: full RELRO, PIE, stack protector, fortify.
+harden() {	# harden FILE [pie]
+	local dyn syms
+	dyn=$(readelf -dW "$1") && syms=$(readelf --dyn-syms -W "$1") || return 1
+	grep -qE 'BIND_NOW|FLAGS_1.* NOW' <<<"$dyn" || { echo "# $1: no BIND_NOW"; return 1; }
+	readelf -lW "$1" | grep -q GNU_RELRO || { echo "# $1: no GNU_RELRO"; return 1; }
+	readelf -hW "$1" | grep -q 'Type: *DYN' || { echo "# $1: not DYN"; return 1; }
+	if [ "${2:-}" = pie ]; then grep -qE 'FLAGS_1.* PIE' <<<"$dyn" || { echo "# $1: not PIE"; return 1; }; fi
+	grep -q '__stack_chk_fail' <<<"$syms" || { echo "# $1: no stack protector"; return 1; }
+	grep -qE '__[a-z_]+_chk@' <<<"$syms" || { echo "# $1: no _FORTIFY_SOURCE calls"; return 1; }
+}
+for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
+	ok "${p##*/}: full RELRO (BIND_NOW), PIE, stack protector, _FORTIFY_SOURCE" harden "$dest/$p" pie
+done
+ok "libsecbuf.so.1: full RELRO, stack protector, _FORTIFY_SOURCE" harden "$dest/usr/lib/libsecbuf.so.1"
+
+unit=$dest/usr/lib/systemd/system/secbufd.service
+ok "the unit runs the installed daemon (ExecStart=/usr/sbin/secbufd ...)" grep -q '^ExecStart=/usr/sbin/secbufd ' "$unit"
+
+ok "make uninstall with the same DESTDIR and PREFIX" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr
+left=$(cd "$dest" && find . ! -type d)
+ok "after uninstall no file is left in DESTDIR${left:+ (left: $(echo $left))}" test -z "$left"
+
+# systemd-analyze verify needs the unit's ExecStart binary and its man page
+# where the unit says they are: install into a real prefix for it.
+prefix=$tmp/prefix
+make -s -C "$top" install PREFIX="$prefix" >/dev/null 2>&1
+vout=$(MANPATH=$prefix/share/man systemd-analyze verify "$prefix/lib/systemd/system/secbufd.service" 2>&1)
+ok "systemd-analyze verify accepts the unit: no error, no warning" test $? -eq 0 -a -z "$vout"
+[ -n "$vout" ] && echo "$vout" | sed 's/^/# /'
+punit=$prefix/lib/systemd/system/secbufd.service
+ok "the unit has LimitMEMLOCK=, RuntimeDirectory=, Type=notify and a sandbox" bash -c \
+	'for k in LimitMEMLOCK= RuntimeDirectory=secbufd Type=notify ProtectSystem=strict PrivateTmp=yes \
+		NoNewPrivileges=yes MemoryDenyWriteExecute=yes SystemCallFilter=@system-service; do
+		grep -q "^$k" "$1" || { echo "# missing $k"; exit 1; }; done' _ "$punit"
+
+# The syscall filter as systemd expands it: every call secbuf makes to map,
+# lock, advise and guard memory, and the daemon's own, must stay allowed.
+expand() {	# expand @GROUP|NAME...: the syscall names, groups expanded
+	local x
+	for x in "$@"; do
+		case $x in
+		@*)	# shellcheck disable=SC2046 # one name per word
+			expand $(systemd-analyze syscall-filter "$x" | grep -v '^ *#' | tail -n +2) ;;
+		*) echo "$x" ;;
+		esac
+	done
+}
+allow=$(grep '^SystemCallFilter=[^~]' "$punit" | sed 's/^SystemCallFilter=//')
+deny=$(grep '^SystemCallFilter=~' "$punit" | sed 's/^SystemCallFilter=~//')
+allowed=$(comm -23 <(expand $allow | sort -u) <(expand $deny | sort -u))
+blocked=
+for call in mmap munmap mprotect madvise mlock mlock2 munlock mincore prctl capget setrlimit \
+	getrandom rt_sigprocmask signalfd4 epoll_create1 epoll_ctl epoll_wait socket bind listen accept4 \
+	getsockopt sendto read write close mkdir chmod unlink umask; do
+	grep -qx "$call" <<<"$allowed" || blocked="$blocked $call"
+done
+ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock and the daemon's calls${blocked:+ (blocked:$blocked)}" \
+	test -n "$allowed" -a -z "$blocked"
+
+# LimitMEMLOCK= must cover what the daemon, started as the unit starts it,
+# says it needs (its refusal under a tiny limit names the amount).
+limit_kb=$(sed -n 's/^LimitMEMLOCK=\([0-9]*\)K$/\1/p' "$punit")
+args=$(sed -n 's|^ExecStart=[^ ]*secbufd ||p' "$punit" | sed "s|/run/secbufd/secbufd.sock|$tmp/s.sock|")
+if [ "$(id -u)" = 0 ]; then
+	need() { ulimit -l 64 && setpriv --reuid=65534 --regid=65534 --clear-groups "$bin/secbufd" $args; }
+else
+	need() { ulimit -l 64 && "$bin/secbufd" $args; }
+fi
+need_kb=$(need 2>&1 | sed -n 's/.*RLIMIT_MEMLOCK is 64 kB, \([0-9]*\) kB needed.*/\1/p')
+ok "the unit's LimitMEMLOCK=${limit_kb}K covers the ${need_kb:-?} kB the daemon needs with the unit's options" \
+	test -n "$limit_kb" -a -n "$need_kb" -a "${limit_kb:-0}" -ge "${need_kb:-1}"
+
+make -s -C "$top" uninstall PREFIX="$prefix" >/dev/null 2>&1
+left=$(cd "$prefix" && find . ! -type d)
+ok "uninstall from that prefix leaves no file either" test -z "$left"
+tap_done
