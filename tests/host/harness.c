@@ -9,11 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
 #include "harness.h"
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
@@ -22,6 +28,53 @@
 #endif
 
 static int method = -1;
+static const char *unsupported;	/* why the forced method cannot run, or NULL */
+static char *self;		/* argv[0]; not /proc/self/exe, which is valgrind under it */
+
+/* check knows pass and fail only: a skip is a failure with this prefix. */
+#define SKIP_TAG "SBT-SKIP: "
+
+void sbt_skip(const char *why)
+{
+	ck_abort_msg(SKIP_TAG "%s", why);
+	abort();	/* not reached: check ends the test */
+}
+
+void sbt_need_method(void)
+{
+	if (unsupported)
+		sbt_skip(unsupported);
+}
+
+void sbt_need_missing_method(void)
+{
+	if (!unsupported)
+		sbt_skip("the forced method is supported");
+}
+
+void sbt_need_root(void)
+{
+	if (geteuid() != 0)
+		sbt_skip("needs root to setuid(65534)");
+}
+
+void sbt_need_no_valgrind(const char *why)
+{
+	if (sbt_under_valgrind())
+		sbt_skip(why);
+}
+
+void sbt_need_anon_vma_name(void)
+{
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int named;
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	named = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, 4096, "t") == 0;
+	munmap(p, 4096);
+	if (!named)
+		sbt_skip("kernel lacks CONFIG_ANON_VMA_NAME");
+}
 
 int sbt_method(void)
 {
@@ -185,6 +238,16 @@ int sbt_deny_syscalls(const struct sbt_deny *d, size_t n)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog);
 }
 
+int sbt_signalled(int status, int sig)
+{
+	return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+int sbt_exited_ok(int status)
+{
+	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len)
 {
 	int fds[2], status = -1;
@@ -212,58 +275,110 @@ int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len)
 	return status;
 }
 
-/*
- * One tcase per test, so that check's results name the test.  Skipped
- * tests are never added; they are reported as "# SKIP" with the reason.
- */
-int sbt_run(const char *name, const struct sbt_test *t, size_t n)
+static void exec_self(void *arg)
+{
+	const struct sbt_self *se = arg;
+	char *const argv[] = { self, (char *)se->mode, NULL };
+
+	if (se->secbuf_lock && setenv("SECBUF_LOCK", se->secbuf_lock, 1) < 0)
+		_exit(126);
+	if (se->ndeny && sbt_deny_syscalls(se->deny, se->ndeny) < 0)
+		_exit(125);
+	execvp(self, argv);
+	_exit(127);
+}
+
+int sbt_run_self(const struct sbt_self *se, char *msg, size_t len)
+{
+	return sbt_child(exec_self, (void *)se, msg, len);
+}
+
+static size_t count_tests(const struct sbt_test *const *groups)
+{
+	const struct sbt_test *t;
+	size_t n = 0;
+
+	for (; *groups; groups++)
+		for (t = *groups; t->name; t++)
+			n++;
+	return n;
+}
+
+/* One tcase per test, so that check's results name the test. */
+static int run(const char *name, const struct sbt_test *const *groups)
 {
 	Suite *s = suite_create(name);
+	const struct sbt_test *const *g;
+	const struct sbt_test *t;
 	SRunner *sr;
 	TestResult **res;
 	int pass = 0, fail = 0, skip = 0, nres;
-	const char *why;
-	size_t i;
+	size_t i = 0;
 	int j;
 
-	method = secbuf_lock_method();
-	for (i = 0; i < n; i++) {
-		TCase *tc;
+	for (g = groups; *g; g++) {
+		for (t = *g; t->name; t++) {
+			TCase *tc = tcase_create(t->name);
 
-		if (t[i].skip && t[i].skip())
-			continue;
-		tc = tcase_create(t[i].name);
-		tcase_set_timeout(tc, 120);
-		tcase_add_test(tc, t[i].fn);
-		suite_add_tcase(s, tc);
+			tcase_set_timeout(tc, 120);
+			tcase_add_test(tc, *t->fn);
+			suite_add_tcase(s, tc);
+		}
 	}
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_SILENT);
 	res = srunner_results(sr);
 	nres = srunner_ntests_run(sr);
-	for (i = 0; i < n; i++) {
-		why = t[i].skip ? t[i].skip() : NULL;
-		if (why) {
-			printf("ok %zu %s # SKIP %s\n", i + 1, t[i].name, why);
-			skip++;
-			continue;
-		}
-		for (j = 0; j < nres; j++)
-			if (!strcmp(tr_tcname(res[j]), t[i].name))
-				break;
-		if (j < nres && tr_rtype(res[j]) == CK_PASS) {
-			printf("ok %zu %s\n", i + 1, t[i].name);
-			pass++;
-		} else {
-			printf("not ok %zu %s\n", i + 1, t[i].name);
-			if (j < nres)
-				printf("# %s:%d: %s\n", tr_lfile(res[j]), tr_lno(res[j]),
-				       tr_msg(res[j]));
-			fail++;
+	for (g = groups; *g; g++) {
+		for (t = *g; t->name; t++) {
+			const char *msg;
+
+			i++;
+			for (j = 0; j < nres; j++)
+				if (!strcmp(tr_tcname(res[j]), t->name))
+					break;
+			msg = j < nres ? tr_msg(res[j]) : "";
+			if (j < nres && tr_rtype(res[j]) == CK_PASS) {
+				printf("ok %zu %s\n", i, t->name);
+				pass++;
+			} else if (j < nres && !strncmp(msg, SKIP_TAG, strlen(SKIP_TAG))) {
+				printf("ok %zu %s # SKIP %s\n", i, t->name, msg + strlen(SKIP_TAG));
+				skip++;
+			} else {
+				printf("not ok %zu %s\n", i, t->name);
+				if (j < nres)
+					printf("# %s:%d: %s\n", tr_lfile(res[j]), tr_lno(res[j]), msg);
+				fail++;
+			}
 		}
 	}
 	free(res);
 	srunner_free(sr);
-	printf("1..%zu\n%d passed, %d failed, %d skipped\n", n, pass, fail, skip);
+	printf("1..%zu\n%d passed, %d failed, %d skipped\n", count_tests(groups), pass, fail,
+	       skip);
 	return fail ? 1 : 0;
+}
+
+int sbt_main(int argc, char **argv, const char *suite,
+	     const struct sbt_test *const *groups, const struct sbt_mode *modes)
+{
+	static char why[128];
+	const char *forced = getenv("SECBUF_LOCK");
+
+	self = argv[0];
+	for (; modes && modes->flag; modes++)
+		if (argc == 2 && !strcmp(argv[1], modes->flag))
+			return modes->main();
+	method = secbuf_lock_method();
+	if (method < 0) {
+		if (errno == ENOSYS)
+			snprintf(why, sizeof(why), "SECBUF_LOCK=%s: not supported by this %s",
+				 forced, sbt_under_valgrind() ? "valgrind (no mlock2 syscall)" :
+								"kernel");
+		else
+			snprintf(why, sizeof(why), "SECBUF_LOCK=%s: %s", forced, strerror(errno));
+		unsupported = why;
+		printf("# SKIP: %s\n", why);
+	}
+	return run(suite, groups);
 }

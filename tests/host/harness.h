@@ -7,13 +7,35 @@
 
 struct sbt_test {
 	const char *name;
-	const TTest *fn;
-	const char *(*skip)(void);	/* reason to skip, or NULL to run */
+	const TTest *const *fn;	/* START_TEST's pointer is not a constant */
 };
-#define SBT(fn, skip) { #fn, fn, skip }
+#define SBT(fn) { #fn, &fn }
+#define SBT_END { NULL, NULL }
 
-/* Run the tests; print TAP and "N passed, N failed, N skipped"; exit code. */
-int sbt_run(const char *suite, const struct sbt_test *t, size_t n);
+/* A mode the test binary runs instead of its tests: "PROG --flag". */
+struct sbt_mode {
+	const char *flag;
+	int (*main)(void);
+};
+
+/*
+ * The test binary's main: run a mode if argv names one, else every test of
+ * the groups (each a SBT_END-terminated array, the list NULL-terminated);
+ * print TAP and "N passed, N failed, N skipped".  Returns the exit code.
+ */
+int sbt_main(int argc, char **argv, const char *suite,
+	     const struct sbt_test *const *groups, const struct sbt_mode *modes);
+
+/*
+ * Skip the running test with the reason.  A test checks what it needs
+ * first; each helper skips with its own reason when that is missing.
+ */
+__attribute__((noreturn)) void sbt_skip(const char *why);
+void sbt_need_method(void);		/* the forced SECBUF_LOCK method works here */
+void sbt_need_missing_method(void);	/* ... does not */
+void sbt_need_root(void);
+void sbt_need_anon_vma_name(void);
+void sbt_need_no_valgrind(const char *why);
 
 /* The process's method, checked once by main; flags that make a plain
  * allocation succeed under every method (BEST_EFFORT where none locks). */
@@ -49,10 +71,27 @@ struct sbt_deny {
 };
 int sbt_deny_syscalls(const struct sbt_deny *d, size_t n);
 
+/* Wait status tests. */
+int sbt_signalled(int status, int sig);
+int sbt_exited_ok(int status);
+
 /*
  * Run fn(arg) in a forked child with stderr captured.  Returns the wait
  * status; the child's stderr is copied to msg.
  */
 int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len);
+
+/*
+ * Run this test binary again as "PROG mode" in a fresh process (a fresh
+ * probe), with SECBUF_LOCK set to secbuf_lock unless NULL, under the
+ * given seccomp rules.  Returns the wait status; stderr goes to msg.
+ */
+struct sbt_self {
+	const char *mode;
+	const char *secbuf_lock;
+	const struct sbt_deny *deny;
+	size_t ndeny;
+};
+int sbt_run_self(const struct sbt_self *se, char *msg, size_t len);
 
 #endif

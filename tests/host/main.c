@@ -1,0 +1,22 @@
+/* The libsecbuf test binary: every group, run once per lock method. */
+#include "tests.h"
+
+int main(int argc, char **argv)
+{
+	static const struct sbt_test *const groups[] = {
+		lock_tests,
+		alloc_tests,
+		guard_tests,
+		wipe_cost_tests,
+		inject_tests,
+		thread_fork_tests,
+		NULL,
+	};
+	static const struct sbt_mode modes[] = {
+		{ "--bogus-env", bogus_env_main },
+		{ "--first-use", first_use_main },
+		{ NULL, NULL },
+	};
+
+	return sbt_main(argc, argv, "libsecbuf", groups, modes);
+}

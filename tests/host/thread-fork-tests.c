@@ -1,0 +1,247 @@
+/* Threads and fork: concurrent use, the first call racing, forked children. */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <secbuf.h>
+#include "tests.h"
+
+static void child_reads_zeros(void *arg)
+{
+	const unsigned char *p = arg;
+	size_t i;
+
+	for (i = 0; i < 3 * 4096; i++)
+		if (p[i])
+			_exit(1);
+	_exit(0);
+}
+
+START_TEST(fork_child_sees_zeros)
+{
+	unsigned char *p;
+	char msg[256];
+	size_t i;
+
+	sbt_need_method();
+	p = secbuf_alloc_flags(3 * 4096, sbt_flags(0));
+	ck_assert_ptr_nonnull(p);
+	memset(p, 0xa5, 3 * 4096);
+	ck_assert(sbt_exited_ok(sbt_child(child_reads_zeros, p, msg, sizeof(msg))));
+	for (i = 0; i < 3 * 4096; i++)
+		ck_assert_uint_eq(p[i], 0xa5);
+	secbuf_free(p);
+}
+END_TEST
+
+struct stress_arg {
+	unsigned seed;
+	int rounds;
+};
+
+#define LIVE 40	/* per thread: 320 live buffers make the registry grow */
+
+/* Check that every byte of a live buffer still holds its own pattern. */
+static long corrupt(const unsigned char *p, size_t n, unsigned char fill)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != fill)
+			return 1;
+	return 0;
+}
+
+static void *stress(void *arg)
+{
+	struct stress_arg *sa = arg;
+	unsigned char *live[LIVE] = { 0 };
+	size_t len[LIVE] = { 0 };
+	unsigned seed = sa->seed;
+	long bad = 0;
+	int i;
+
+	for (i = 0; i < sa->rounds; i++) {
+		int k = rand_r(&seed) % LIVE;
+		unsigned char fill = (unsigned char)(sa->seed * 31 + k);
+		struct secbuf_stat st;
+
+		if (live[k]) {
+			bad += secbuf_protect(live[k], SECBUF_READONLY) != 0;
+			bad += secbuf_size(live[k]) != len[k];
+			bad += secbuf_stat(live[k], &st) != 0 || st.size != len[k];
+			bad += corrupt(live[k], len[k], fill);
+			secbuf_free(live[k]);
+			live[k] = NULL;
+			continue;
+		}
+		len[k] = 1 + rand_r(&seed) % 20000;
+		live[k] = secbuf_alloc_flags(len[k], sbt_flags(0));
+		if (!live[k]) {
+			bad++;
+			continue;
+		}
+		memset(live[k], fill, len[k]);
+	}
+	for (i = 0; i < LIVE; i++) {
+		if (live[i])
+			bad += corrupt(live[i], len[i], (unsigned char)(sa->seed * 31 + i));
+		secbuf_free(live[i]);
+	}
+	return (void *)bad;
+}
+
+static long run_threads(void *(*fn)(void *), int rounds)
+{
+	struct stress_arg args[8];
+	pthread_attr_t attr;
+	pthread_t t[8];
+	void *bad;
+	long total = 0;
+	int i;
+
+	/* Small stacks stay in glibc's stack cache: no maps churn between runs. */
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+	for (i = 0; i < 8; i++) {
+		args[i] = (struct stress_arg){ i + 1, rounds };
+		ck_assert_int_eq(pthread_create(&t[i], &attr, fn, &args[i]), 0);
+	}
+	pthread_attr_destroy(&attr);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
+		total += (long)bad;
+	}
+	return total;
+}
+
+/* One live buffer per thread: leaked regions would add maps lines. */
+static void *churn(void *arg)
+{
+	struct stress_arg *sa = arg;
+	unsigned seed = sa->seed;
+	long bad = 0;
+	int i;
+
+	for (i = 0; i < sa->rounds; i++) {
+		size_t n = 1 + rand_r(&seed) % 20000;
+		unsigned char *p = secbuf_alloc_flags(n, sbt_flags(0));
+
+		if (!p) {
+			bad++;
+			continue;
+		}
+		memset(p, i & 0xff, n);
+		bad += secbuf_protect(p, SECBUF_READONLY) != 0;
+		bad += p[n - 1] != (i & 0xff);
+		bad += secbuf_protect(p, SECBUF_READWRITE) != 0;
+		secbuf_free(p);
+	}
+	return (void *)bad;
+}
+
+START_TEST(threads_8_no_leak)
+{
+	int lines;
+
+	sbt_need_method();
+	/*
+	 * Thread stacks stay cached after a warm-up; per-thread malloc arenas
+	 * would not, so use one.  Valgrind maps memory for its threads as it
+	 * likes: there, no line count.
+	 */
+	mallopt(M_ARENA_MAX, 1);
+	ck_assert_int_eq(run_threads(churn, 20), 0);
+	lines = sbt_maps_lines();
+	ck_assert_int_eq(run_threads(churn, 300), 0);
+	if (!sbt_under_valgrind())
+		ck_assert_int_eq(sbt_maps_lines(), lines);
+}
+END_TEST
+
+/* Up to 320 live buffers at once: the registry grows under contention. */
+START_TEST(threads_8_stress)
+{
+	sbt_need_method();
+	ck_assert_int_eq(run_threads(stress, 600), 0);
+}
+END_TEST
+
+struct first_use {
+	pthread_barrier_t *go;
+	int method;
+	long bad;
+};
+
+static void *first_use(void *arg)
+{
+	struct first_use *fu = arg;
+	void *p;
+
+	pthread_barrier_wait(fu->go);
+	fu->method = secbuf_lock_method();
+	p = secbuf_alloc_flags(100, SECBUF_BEST_EFFORT);
+	fu->bad = !p || secbuf_size(p) != 100;
+	secbuf_free(p);
+	return NULL;
+}
+
+/*
+ * Runs as "secbuf-tests --first-use": 8 threads race the once-only probe;
+ * all must see one method.  The parent's seccomp filter kills the process
+ * if anything calls syscall 451 or 452 on a kernel that lacks the series.
+ */
+int first_use_main(void)
+{
+	struct first_use fu[8];
+	pthread_barrier_t go;
+	pthread_t t[8];
+	int i, rc = 0;
+
+	if (pthread_barrier_init(&go, NULL, 8))
+		return 1;
+	for (i = 0; i < 8; i++) {
+		fu[i] = (struct first_use){ &go, -2, 1 };
+		if (pthread_create(&t[i], NULL, first_use, &fu[i]))
+			return 2;
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		rc |= fu[i].bad || fu[i].method != fu[0].method ? 3 : 0;
+	}
+	pthread_barrier_destroy(&go);
+	return fu[0].method == secbuf_lock_method() ? rc : 4;
+}
+
+START_TEST(first_use_threads_no_451_452)
+{
+	static const struct sbt_deny no_451_452[] = {
+		{ 451, -1, 0, 0, 0 },
+		{ 452, -1, 0, 0, 0 },
+	};
+	/* 451 and 452 are munlock2/munlockall2 only where the probe says so. */
+	struct sbt_self se = { "--first-use", NULL, no_451_452, 2 };
+	char msg[256];
+	int st;
+
+	sbt_need_method();
+	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
+	if (sbt_method() == SECBUF_LOCK_MAP_LOCKONFAULT)
+		se.ndeny = 0;
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "%s: status %#x (exit %d = failed step) %s", se.mode,
+		      st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+}
+END_TEST
+
+const struct sbt_test thread_fork_tests[] = {
+	SBT(first_use_threads_no_451_452),
+	SBT(fork_child_sees_zeros),
+	SBT(threads_8_no_leak),
+	SBT(threads_8_stress),
+	SBT_END,
+};
