@@ -45,6 +45,8 @@ int sbt_locks(unsigned flags);	/* whether sbt_flags(flags) buffers get locked */
 
 /* Valgrind's own page faults and mappings blur two measurements. */
 int sbt_under_valgrind(void);
+/* ASan's quarantine holds freed heap memory, so its heap keeps growing. */
+int sbt_under_asan(void);
 
 size_t sbt_page(void);
 size_t sbt_round16(size_t n);
