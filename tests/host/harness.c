@@ -1,6 +1,7 @@
 /* Test harness: check runner to TAP + summary, /proc parsing, child runs. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -199,30 +200,75 @@ int sbt_maps_line(const void *addr, char *line, size_t len)
 	return -1;
 }
 
-int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len)
+/* The header line of a mapping: range, permissions and name. */
+static int vma_header(const char *line, const char *nl, struct sbt_vma *v)
 {
+	int name_at = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &v->lo, &v->hi, v->perms,
+		   &name_at) < 3)
+		return 0;
+	if (name_at && line + name_at < nl)
+		snprintf(v->name, sizeof(v->name), "%.*s", (int)(nl - line - name_at),
+			 line + name_at);
+	return 1;
+}
+
+int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg)
+{
+	struct sbt_vma v;
+	int in = 0, ret;
 	char *p, *nl;
-	int in = 0, found = 0;
 
 	if (slurp("/proc/self/smaps", procbuf, sizeof(procbuf)) < 0)
 		return -1;
 	for (p = procbuf; *p; p = nl + 1) {
 		nl = strchrnul(p, '\n');
-		unsigned long lo, hi;
-
-		if (sscanf(p, "%lx-%lx ", &lo, &hi) == 2)	/* a new mapping */
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-		if (in) {
-			found = 1;
-			sscanf(p, "Rss: %ld kB", rss_kb);
-			sscanf(p, "Locked: %ld kB", locked_kb);
-			if (!strncmp(p, "VmFlags:", 8) && vmflags)
-				snprintf(vmflags, len, "%.*s", (int)(nl - p - 8), p + 8);
+		if (!strncmp(p, "VmFlags:", 8)) {	/* the last field of a mapping */
+			snprintf(v.vmflags, sizeof(v.vmflags), "%.*s ", (int)(nl - p - 8), p + 8);
+			if (in && (ret = fn(&v, arg)) != 0)
+				return ret;
+			in = 0;
+		} else if (!in) {
+			in = vma_header(p, nl, &v);
+		} else {
+			sscanf(p, "Rss: %ld kB", &v.rss_kb);
+			sscanf(p, "Locked: %ld kB", &v.locked_kb);
 		}
 		if (!*nl)
 			break;
 	}
-	return found ? 0 : -1;
+	return 0;
+}
+
+struct holding {
+	uintptr_t addr;
+	struct sbt_vma *out;
+};
+
+static int holds_addr(const struct sbt_vma *v, void *arg)
+{
+	struct holding *h = arg;
+
+	if (h->addr < v->lo || h->addr >= v->hi)
+		return 0;
+	*h->out = *v;
+	return 1;
+}
+
+int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len)
+{
+	struct sbt_vma v;
+	struct holding h = { (uintptr_t)addr, &v };
+
+	if (sbt_smaps_each(holds_addr, &h) != 1)
+		return -1;
+	*rss_kb = v.rss_kb;
+	*locked_kb = v.locked_kb;
+	if (vmflags)
+		snprintf(vmflags, len, "%s", v.vmflags);
+	return 0;
 }
 
 /* Low 32 bits of a syscall argument (little-endian), enough for flags. */
@@ -240,8 +286,9 @@ int sbt_deny_syscalls(const struct sbt_deny *d, size_t n)
 	}
 	/* One block per rule: nr matches, then the argument, then the verdict. */
 	for (i = 0; i < n; i++) {
-		unsigned ret = d[i].err ? SECCOMP_RET_ERRNO | (d[i].err & SECCOMP_RET_DATA) :
-					  SECCOMP_RET_KILL_PROCESS;
+		unsigned ret = d[i].err == SBT_TRAP ? SECCOMP_RET_TRAP :
+			       d[i].err ? SECCOMP_RET_ERRNO | (d[i].err & SECCOMP_RET_DATA) :
+			       SECCOMP_RET_KILL_PROCESS;
 
 		prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 							 offsetof(struct seccomp_data, nr));
@@ -262,6 +309,20 @@ int sbt_deny_syscalls(const struct sbt_deny *d, size_t n)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog);
+}
+
+void sbt_note(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	if (used)
+		buf[used++] = '\n';
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
 }
 
 int sbt_signalled(int status, int sig)
@@ -308,6 +369,10 @@ static void exec_self(void *arg)
 
 	if (se->secbuf_lock && setenv("SECBUF_LOCK", se->secbuf_lock, 1) < 0)
 		_exit(126);
+	if (se->env && putenv((char *)se->env) < 0)
+		_exit(126);
+	if (se->before_exec)
+		se->before_exec();
 	if (se->ndeny && sbt_deny_syscalls(se->deny, se->ndeny) < 0)
 		_exit(125);
 	execvp(self, argv);

@@ -57,14 +57,30 @@ unsigned char *sbt_data_start(void *p);
 int sbt_maps_lines(void);
 /* Rss and Locked (kB) and VmFlags of the smaps entry holding addr; 0 or -1. */
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len);
+/*
+ * Call fn for each mapping of /proc/self/smaps until it returns nonzero;
+ * returns that, 0 after the last mapping, or -1.  vmflags is " xx yy ... ",
+ * so that strstr(vmflags, " lo ") finds a whole flag.
+ */
+struct sbt_vma {
+	unsigned long lo, hi;
+	char perms[8];
+	char name[64];
+	long rss_kb, locked_kb;
+	char vmflags[160];
+};
+int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg);
 /* The /proc/self/maps line holding addr. */
 int sbt_maps_line(const void *addr, char *line, size_t len);
 
 /*
- * Make this process's syscall nr fail with errno err (err 0: kill the
- * process) when (args[arg] & mask) == val, or always when arg < 0.  For
- * good: call it in a child.  Returns 0, or -1 with errno.
+ * Make this thread's syscall nr fail with errno err (err 0: kill the
+ * process; SBT_TRAP: raise SIGSYS instead of running it) when
+ * (args[arg] & mask) == val, or always when arg < 0.  Threads created
+ * later inherit it.  For good: call it in a child.  Returns 0, or -1 with
+ * errno.
  */
+#define SBT_TRAP (-1)
 struct sbt_deny {
 	long nr;
 	int arg;
@@ -72,6 +88,10 @@ struct sbt_deny {
 	int err;
 };
 int sbt_deny_syscalls(const struct sbt_deny *d, size_t n);
+
+/* Append a formatted line to buf (a test's list of failed cases). */
+__attribute__((format(printf, 3, 4)))
+void sbt_note(char *buf, size_t len, const char *fmt, ...);
 
 /* Wait status tests. */
 int sbt_signalled(int status, int sig);
@@ -85,14 +105,17 @@ int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len);
 
 /*
  * Run this test binary again as "PROG mode" in a fresh process (a fresh
- * probe), with SECBUF_LOCK set to secbuf_lock unless NULL, under the
- * given seccomp rules.  Returns the wait status; stderr goes to msg.
+ * probe), with SECBUF_LOCK set to secbuf_lock unless NULL, env added,
+ * before_exec run, under the given seccomp rules.  Returns the wait
+ * status; stderr goes to msg.
  */
 struct sbt_self {
 	const char *mode;
 	const char *secbuf_lock;
 	const struct sbt_deny *deny;
 	size_t ndeny;
+	const char *env;		/* "NAME=value" to add, or NULL */
+	void (*before_exec)(void);	/* or NULL; exits on failure */
 };
 int sbt_run_self(const struct sbt_self *se, char *msg, size_t len);
 

@@ -92,7 +92,7 @@ int bogus_env_main(void)
 
 START_TEST(bad_secbuf_lock_is_einval)
 {
-	const struct sbt_self se = { "--bogus-env", "bogus", NULL, 0 };
+	const struct sbt_self se = { .mode = "--bogus-env", .secbuf_lock = "bogus" };
 	char msg[256];
 	int st = sbt_run_self(&se, msg, sizeof(msg));
 

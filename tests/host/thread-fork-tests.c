@@ -225,7 +225,7 @@ START_TEST(first_use_threads_no_451_452)
 		{ 452, -1, 0, 0, 0 },
 	};
 	/* 451 and 452 are munlock2/munlockall2 only where the probe says so. */
-	struct sbt_self se = { "--first-use", NULL, no_451_452, 2 };
+	struct sbt_self se = { .mode = "--first-use", .deny = no_451_452, .ndeny = 2 };
 	char msg[256];
 	int st;
 
