@@ -47,8 +47,9 @@ struct secbuf_stat {
 
 /*
  * Allocate size bytes, locked on first touch; NULL and errno if it can't be
- * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN/EPERM (too
- * large, RLIMIT_MEMLOCK), EOPNOTSUPP (no lazy lock), ENOSYS (forced method
+ * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN (too
+ * large, RLIMIT_MEMLOCK), EPERM (may not lock memory: RLIMIT_MEMLOCK 0, a
+ * seccomp filter), EOPNOTSUPP (no lazy lock), ENOSYS (forced method
  * missing), or that of mmap/mlock2/madvise/prctl.  Nothing stays mapped.
  */
 void *secbuf_alloc(size_t size);
@@ -86,8 +87,10 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
 
 /*
  * The process's lock method: SECBUF_LOCK_* as probed once (or as forced by
- * SECBUF_LOCK).  Returns -1 with errno EINVAL (SECBUF_LOCK names no method)
- * or ENOSYS (the forced method is not supported by this kernel).
+ * SECBUF_LOCK).  A method counts only when a call using it succeeded.
+ * Returns -1 with errno EINVAL (SECBUF_LOCK names no method), ENOSYS (the
+ * forced method is not supported by this kernel) or EPERM/EAGAIN/ENOMEM
+ * (its probe was refused).
  */
 int secbuf_lock_method(void);
 

@@ -14,8 +14,9 @@
 struct sb_caps {
 	int method;		/* process method, or -1 (errno in err) */
 	int err;
-	int has_lockonfault_mmap;
-	int has_mlock2_onfault;
+	int lazy_err;		/* why a lazy buffer cannot be locked under method */
+	int map_lockonfault;	/* 0 if proven, else the errno that stopped the proof */
+	int mlock2_onfault;	/* likewise */
 	size_t page;
 	uint64_t secret[2];	/* per-process key for canaries and metadata */
 };

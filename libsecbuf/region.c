@@ -27,15 +27,17 @@
 #endif
 
 /* The lock method this buffer gets, or -1 with errno when strict forbids it. */
-static int choose_method(int process_method, unsigned flags)
+static int choose_method(const struct sb_caps *caps, unsigned flags)
 {
-	int m = process_method;
+	int m = caps->method, err = EOPNOTSUPP;
 
 	/* mlock is eager: right only when the caller asked for every page. */
-	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE))
+	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE)) {
 		m = SECBUF_LOCK_NONE;
+		err = caps->lazy_err;
+	}
 	if (m == SECBUF_LOCK_NONE && !(flags & SECBUF_BEST_EFFORT)) {
-		errno = EOPNOTSUPP;
+		errno = err;
 		return -1;
 	}
 	return m;
@@ -138,7 +140,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 		errno = caps->err;
 		return -1;
 	}
-	r->method = choose_method(caps->method, flags);
+	r->method = choose_method(caps, flags);
 	if (r->method < 0)
 		return -1;
 	r->data_len = data_len;

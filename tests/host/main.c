@@ -5,6 +5,7 @@ int main(int argc, char **argv)
 {
 	static const struct sbt_test *const groups[] = {
 		lock_tests,
+		probe_tests,
 		alloc_tests,
 		guard_tests,
 		wipe_cost_tests,
@@ -15,6 +16,8 @@ int main(int argc, char **argv)
 	static const struct sbt_mode modes[] = {
 		{ "--bogus-env", bogus_env_main },
 		{ "--first-use", first_use_main },
+		{ "--probe-check", probe_check_main },
+		{ "--no-memlock", no_memlock_main },
 		{ NULL, NULL },
 	};
 

@@ -20,9 +20,12 @@ extern const struct sbt_test lock_tests[];	/* lock-tests.c */
 extern const struct sbt_test wipe_cost_tests[];	/* wipe-cost-tests.c */
 extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
 extern const struct sbt_test inject_tests[];	/* inject-tests.c */
+extern const struct sbt_test probe_tests[];	/* probe-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */
 int first_use_main(void);	/* thread-fork-tests.c */
+int probe_check_main(void);	/* probe-tests.c */
+int no_memlock_main(void);	/* probe-tests.c */
 
 #endif
