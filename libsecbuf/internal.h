@@ -22,6 +22,16 @@ struct sb_caps {
 };
 SB_HIDDEN const struct sb_caps *sb_caps(void);
 
+/* siphash.c: SipHash-2-4, by bytes or by little-endian words. */
+struct sb_siphash {
+	uint64_t v[4];
+	uint64_t len;
+};
+SB_HIDDEN uint64_t sb_siphash24(const uint64_t key[2], const void *msg, size_t len);
+SB_HIDDEN void sb_siphash_init(struct sb_siphash *s, const uint64_t key[2]);
+SB_HIDDEN void sb_siphash_word(struct sb_siphash *s, uint64_t m);
+SB_HIDDEN uint64_t sb_siphash_final(struct sb_siphash *s);
+
 /* region.c: [guard][data][guard] mappings. */
 struct sb_region {
 	unsigned char *base;	/* leading guard page */

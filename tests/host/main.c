@@ -11,6 +11,7 @@ int main(int argc, char **argv)
 		wipe_cost_tests,
 		inject_tests,
 		thread_fork_tests,
+		key_tests,
 		NULL,
 	};
 	static const struct sbt_mode modes[] = {

@@ -21,6 +21,7 @@ extern const struct sbt_test wipe_cost_tests[];	/* wipe-cost-tests.c */
 extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
 extern const struct sbt_test inject_tests[];	/* inject-tests.c */
 extern const struct sbt_test probe_tests[];	/* probe-tests.c */
+extern const struct sbt_test key_tests[];	/* key-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */
