@@ -9,6 +9,11 @@
  * front of the pointer catches underflows within the page.  Corruption,
  * double frees and foreign pointers print a message and abort().
  *
+ * Canaries and metadata check values come from SipHash-2-4 under a
+ * per-process key kept in its own locked page, out of core dumps; a forked
+ * child draws its own.  Buffers inherited across fork() read as zeros in
+ * the child, and using one there aborts.
+ *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
  */
@@ -63,9 +68,9 @@ void *secbuf_alloc_flags(size_t size, unsigned flags);
 
 /*
  * Check the canary and padding, wipe the resident data pages, unmap; NULL is
- * a no-op, errno is kept.  Corruption, a double free or a foreign pointer
- * (even one inside a buffer) aborts.  See secbuf_free(3) for fork and stale
- * pointers.
+ * a no-op, errno is kept.  Corruption, a double free, a foreign pointer
+ * (even one inside a buffer) or a buffer inherited across fork() aborts.
+ * See secbuf_free(3) for stale pointers.
  */
 void secbuf_free(void *ptr);
 

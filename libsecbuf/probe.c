@@ -1,6 +1,6 @@
 /*
- * Kernel capability probe, SECBUF_LOCK and the per-process secret: done once
- * per process (pthread_once), then read-only.
+ * Kernel capability probe and SECBUF_LOCK: done once per process
+ * (pthread_once), then read-only.
  *
  * A feature counts as present only when a call that uses it succeeds;
  * an error code proves nothing (a seccomp filter or a container runtime
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
@@ -119,23 +118,6 @@ static int forced_method(const char *name)
 	return m;
 }
 
-static int init_secret(void)
-{
-	unsigned char *p = (unsigned char *)caps.secret;
-	size_t got = 0;
-
-	while (got < sizeof(caps.secret)) {
-		ssize_t n = getrandom(p + got, sizeof(caps.secret) - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		got += n;
-	}
-	return 0;
-}
-
 static void caps_init(void)
 {
 	const char *force = secure_getenv("SECBUF_LOCK");
@@ -143,14 +125,12 @@ static void caps_init(void)
 
 	caps.page = sysconf(_SC_PAGESIZE);
 	probe_kernel();
-	if (init_secret() < 0) {
-		caps.method = -1;
+	caps.method = force && *force ? forced_method(force) : default_method();
+	caps.err = caps.method < 0 ? errno : sb_fork_init();
+	if (!caps.err && sb_key_ready() < 0)
 		caps.err = errno;
-	} else {
-		caps.method = force && *force ? forced_method(force) :
-						default_method();
-		caps.err = caps.method < 0 ? errno : 0;
-	}
+	if (caps.err)
+		caps.method = -1;
 	errno = saved;
 }
 
@@ -158,6 +138,18 @@ const struct sb_caps *sb_caps(void)
 {
 	pthread_once(&caps_once, caps_init);
 	return &caps;
+}
+
+int sb_ready(void)
+{
+	const struct sb_caps *c = sb_caps();
+
+	if (c->method < 0) {
+		errno = c->err;
+		return -1;
+	}
+	/* A forked child draws its own key on its first allocation. */
+	return sb_key_ready();
 }
 
 SB_API

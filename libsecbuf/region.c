@@ -104,22 +104,38 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 	return 0;
 }
 
-static int advise(const struct sb_region *r)
+int sb_advise_secret(void *start, size_t len)
 {
-	if (madvise(r->data, r->data_len, MADV_DONTDUMP) < 0)
+	int dropped = 0;
+
+	if (madvise(start, len, MADV_DONTDUMP) < 0)
 		return -1;
 	/* A forked child sees zeros; before 4.14 it sees nothing at all. */
-	if (madvise(r->data, r->data_len, MADV_WIPEONFORK) < 0 &&
-	    (errno != EINVAL || madvise(r->data, r->data_len, MADV_DONTFORK) < 0))
-		return -1;
+	if (madvise(start, len, MADV_WIPEONFORK) < 0) {
+		if (errno != EINVAL || madvise(start, len, MADV_DONTFORK) < 0)
+			return -1;
+		dropped = 1;
+	}
 	/* A huge page would make one touch lock 2 MiB; EINVAL: no THP here. */
-	if (madvise(r->data, r->data_len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
+	if (madvise(start, len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
 		return -1;
+	return dropped;
+}
+
+int sb_name_range(void *start, size_t len, const char *name)
+{
 	/* EINVAL: kernel built without CONFIG_ANON_VMA_NAME. */
-	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)r->base,
-		  r->map_len, (unsigned long)"secbuf") < 0 && errno != EINVAL)
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)start, len,
+		  (unsigned long)name) < 0 && errno != EINVAL)
 		return -1;
 	return 0;
+}
+
+static int advise(const struct sb_region *r)
+{
+	if (sb_advise_secret(r->data, r->data_len) < 0)
+		return -1;
+	return sb_name_range(r->base, r->map_len, "secbuf");
 }
 
 /* Write-fault every page, so lock-on-fault methods lock it now. */
@@ -136,10 +152,6 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 	const struct sb_caps *caps = sb_caps();
 	int err;
 
-	if (caps->method < 0) {
-		errno = caps->err;
-		return -1;
-	}
 	r->method = choose_method(caps, flags);
 	if (r->method < 0)
 		return -1;

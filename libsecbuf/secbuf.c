@@ -6,6 +6,8 @@
 
 #define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT)
 
+static uint64_t serial;	/* allocations so far */
+
 static size_t round_up(size_t n, size_t to)
 {
 	return (n + to - 1) & ~(to - 1);
@@ -26,12 +28,15 @@ SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (sb_ready() < 0)
+		return NULL;
 	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
 					      SB_CANARY_SIZE, page), flags) < 0)
 		return NULL;
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
 				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
+	m.serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
 	sb_canary_fill(&m);
 	if (sb_registry_add(&m) < 0) {
 		err = errno;

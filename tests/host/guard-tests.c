@@ -215,10 +215,48 @@ START_TEST(protect_modes_enforced)
 }
 END_TEST
 
+/*
+ * Runs as "secbuf-tests --free-one": freed buffers leave their slots
+ * behind, then a pointer with the value 1 is freed.  Where the registry
+ * matched a free-slot marker of the same value, the abort called it
+ * corrupted metadata.
+ */
+int free_one_main(void)
+{
+	void *p[31];
+	size_t i;
+
+	for (i = 0; i < 31; i++)
+		p[i] = secbuf_alloc_flags(16, SECBUF_BEST_EFFORT);
+	for (i = 0; i < 31; i++)
+		secbuf_free(p[i]);
+	secbuf_free((void *)1);
+	return 0;
+}
+
+START_TEST(free_pointer_one_is_not_live)
+{
+	const struct sbt_self se = { .mode = "--free-one" };
+	int i;
+
+	sbt_need_method();
+	/* A fresh process each time: a new key places the slots anew. */
+	for (i = 0; i < 12; i++) {
+		char msg[512];
+		int st = sbt_run_self(&se, msg, sizeof(msg));
+
+		ck_assert_msg(sbt_signalled(st, SIGABRT), "run %d: status %#x, stderr: %s", i, st,
+			      msg);
+		ck_assert_msg(strstr(msg, "not a live secbuf buffer"), "run %d: %s", i, msg);
+	}
+}
+END_TEST
+
 const struct sbt_test guard_tests[] = {
 	SBT(overflow_faults),
 	SBT(underflow_guard_faults),
 	SBT(corruption_aborts),
 	SBT(protect_modes_enforced),
+	SBT(free_pointer_one_is_not_live),
 	SBT_END,
 };

@@ -19,6 +19,7 @@ int main(int argc, char **argv)
 		{ "--first-use", first_use_main },
 		{ "--probe-check", probe_check_main },
 		{ "--no-memlock", no_memlock_main },
+		{ "--free-one", free_one_main },
 		{ NULL, NULL },
 	};
 

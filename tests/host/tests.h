@@ -28,5 +28,6 @@ int bogus_env_main(void);	/* lock-tests.c */
 int first_use_main(void);	/* thread-fork-tests.c */
 int probe_check_main(void);	/* probe-tests.c */
 int no_memlock_main(void);	/* probe-tests.c */
+int free_one_main(void);	/* guard-tests.c */
 
 #endif

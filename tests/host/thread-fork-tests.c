@@ -1,6 +1,7 @@
 /* Threads and fork: concurrent use, the first call racing, forked children. */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -239,10 +240,115 @@ START_TEST(first_use_threads_no_451_452)
 }
 END_TEST
 
+/* ---- fork() while other threads hold the library's locks ---- */
+
+static int stop_churning;
+
+static void *churn_until_stopped(void *arg)
+{
+	unsigned seed = (uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop_churning, __ATOMIC_RELAXED)) {
+		size_t n = 1 + rand_r(&seed) % 5000;
+		unsigned char *p = secbuf_alloc_flags(n, sbt_flags(0));
+
+		if (!p)
+			return (void *)1;
+		memset(p, 0x5a, n);
+		secbuf_free(p);
+	}
+	return NULL;
+}
+
+START_TEST(fork_while_threads_allocate)
+{
+	int forks, status = 0;
+	pthread_t t[3];
+	void *bad;
+	long i;
+
+	sbt_need_method();
+	__atomic_store_n(&stop_churning, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_until_stopped, (void *)i), 0);
+	for (forks = 0; forks < 1000; forks++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			unsigned char *p;
+
+			/* A deadlocked child dies of SIGALRM (not check's handler). */
+			signal(SIGALRM, SIG_DFL);
+			alarm(10);
+			p = secbuf_alloc_flags(64, sbt_flags(0));
+			if (!p)
+				_exit(2);
+			memset(p, 1, 64);
+			secbuf_free(p);
+			_exit(0);
+		}
+		ck_assert_int_ge(pid, 0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		if (!sbt_exited_ok(status))
+			break;
+	}
+	__atomic_store_n(&stop_churning, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
+		ck_assert_ptr_null(bad);
+	}
+	ck_assert_msg(forks == 1000, "child %d: status %#x (%s)", forks + 1, status,
+		      sbt_signalled(status, SIGALRM) ? "deadlocked" : "failed");
+}
+END_TEST
+
+struct inherited_use {
+	unsigned char *p;
+	int size;	/* secbuf_size instead of secbuf_free */
+};
+
+static void use_inherited(void *arg)
+{
+	struct inherited_use *iu = arg;
+
+	if (iu->size)
+		(void)secbuf_size(iu->p);
+	else
+		secbuf_free(iu->p);
+	_exit(0);
+}
+
+START_TEST(fork_child_inherited_buffer_aborts)
+{
+	char fails[1024] = "";
+	struct inherited_use iu;
+	unsigned char *p;
+
+	sbt_need_method();
+	p = secbuf_alloc_flags(100, sbt_flags(0));
+	ck_assert_ptr_nonnull(p);
+	for (iu.size = 0; iu.size <= 1; iu.size++) {
+		char msg[512];
+		int st;
+
+		iu.p = p;
+		st = sbt_child(use_inherited, &iu, msg, sizeof(msg));
+		if (!sbt_signalled(st, SIGABRT) ||
+		    !strstr(msg, "allocated by a parent process before fork()"))
+			sbt_note(fails, sizeof(fails), "%s: status %#x, stderr: %s",
+				 iu.size ? "secbuf_size" : "secbuf_free", st, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+	secbuf_free(p);
+}
+END_TEST
+
 const struct sbt_test thread_fork_tests[] = {
 	SBT(first_use_threads_no_451_452),
 	SBT(fork_child_sees_zeros),
 	SBT(threads_8_no_leak),
 	SBT(threads_8_stress),
+	SBT(fork_while_threads_allocate),
+	SBT(fork_child_inherited_buffer_aborts),
 	SBT_END,
 };
