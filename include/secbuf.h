@@ -70,7 +70,8 @@ void *secbuf_alloc_flags(size_t size, unsigned flags);
  * Check the canary and padding, wipe the resident data pages, unmap; NULL is
  * a no-op, errno is kept.  Corruption, a double free, a foreign pointer
  * (even one inside a buffer) or a buffer inherited across fork() aborts.
- * See secbuf_free(3) for stale pointers.
+ * Waits for a secbuf_protect()/secbuf_stat() of the buffer in another
+ * thread.  See secbuf_free(3) for stale pointers.
  */
 void secbuf_free(void *ptr);
 

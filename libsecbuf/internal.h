@@ -95,10 +95,13 @@ SB_HIDDEN void sb_canary_check(const struct sb_meta *m, const char *fn);
 
 /*
  * registry.c: live buffers by user pointer.  Lookups abort on a pointer
- * that is not a live buffer, naming what it is instead.
+ * that is not a live buffer, naming what it is instead.  A pinned entry
+ * keeps its mapping: sb_registry_take() waits until every pin is gone.
  */
 SB_HIDDEN int sb_registry_add(struct sb_meta *m);
 SB_HIDDEN void sb_registry_get(const void *user, struct sb_meta *out, const char *fn);
+SB_HIDDEN void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn);
+SB_HIDDEN void sb_registry_unpin(const void *user);
 SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const char *fn);
 SB_HIDDEN void sb_registry_fork_prepare(void);
 SB_HIDDEN void sb_registry_fork_parent(void);

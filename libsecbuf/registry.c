@@ -5,6 +5,11 @@
  * check value both come from the keyed PRF: a stray or hostile write into
  * the heap can neither forge an entry nor predict where one is.
  *
+ * An entry is pinned while a call uses its mapping with the lock dropped
+ * (mprotect, mincore); a free marks it dying and waits for the pins to go,
+ * so that such a call never acts on an address the kernel has since given
+ * to someone else.
+ *
  * After fork() the child's table of the parent's buffers is set aside,
  * never searched by slot again (the child has a new key) but kept to name
  * an inherited buffer when the child touches one.
@@ -18,21 +23,24 @@
 enum slot_state {
 	SLOT_EMPTY,
 	SLOT_LIVE,
+	SLOT_DYING,	/* being freed: waits for its pins */
 };
 
 struct slot {
 	struct sb_meta m;
+	unsigned int pins;
 	unsigned char state;
 };
 
 struct table {
 	struct table *older;	/* set-aside tables of earlier processes, newest first */
 	uint64_t epoch;		/* of the key its slots were placed with */
-	size_t cap, used;
+	size_t cap, used;	/* used: live and dying */
 	struct slot slot[];
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 static struct table *cur;	/* this process's buffers */
 static struct table *inherited;	/* buffers of the processes this one was forked from */
 
@@ -192,13 +200,17 @@ static const struct slot *inherited_holder(const void *p)
 }
 
 /* Say what user is, since it is not a live buffer, and abort. */
-static void __attribute__((noreturn)) not_live(const void *user, const char *fn)
+static void __attribute__((noreturn)) not_live(const void *user, const struct slot *s,
+					     const char *fn)
 {
-	const struct slot *h = holder(cur, user);
-	const struct slot *old = h ? NULL : inherited_holder(user);
+	const struct slot *h = s ? NULL : holder(cur, user);
+	const struct slot *old = s || h ? NULL : inherited_holder(user);
 	const void *start = h ? h->m.user : old ? old->m.user : NULL;
 
 	unlock();
+	if (s)
+		sb_misuse("%s(%p): the buffer is being freed by another thread "
+			  "(double free)", fn, user);
 	if (h)
 		sb_misuse("%s(%p): foreign pointer: it points inside the live "
 			  "buffer %p, not at its start", fn, user, start);
@@ -215,8 +227,8 @@ static struct slot *live_slot(const void *user, const char *fn)
 {
 	struct slot *s = find(cur, user);
 
-	if (!s)
-		not_live(user, fn);
+	if (!s || s->state != SLOT_LIVE)
+		not_live(user, s, fn);
 	if (s->m.check != check_value(&s->m)) {
 		unlock();
 		sb_misuse("%s(%p): buffer metadata is corrupted", fn, user);
@@ -231,12 +243,42 @@ void sb_registry_get(const void *user, struct sb_meta *out, const char *fn)
 	unlock();
 }
 
+void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn)
+{
+	struct slot *s;
+
+	lock();
+	s = live_slot(user, fn);
+	s->pins++;
+	*out = s->m;
+	unlock();
+}
+
+void sb_registry_unpin(const void *user)
+{
+	struct slot *s;
+
+	lock();
+	s = find(cur, user);
+	if (!s || !s->pins) {
+		unlock();
+		sb_misuse("internal error: %p unpinned but not pinned", user);
+	}
+	if (--s->pins == 0 && s->state == SLOT_DYING)
+		pthread_cond_broadcast(&unpinned);
+	unlock();
+}
+
 void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 {
 	struct slot *s;
 
 	lock();
 	s = live_slot(user, fn);
+	s->state = SLOT_DYING;
+	/* The table may grow while we wait: find the entry again each time. */
+	while ((s = find(cur, user))->pins)
+		pthread_cond_wait(&unpinned, &reg_lock);
 	*out = s->m;
 	remove_slot(cur, s);
 	unlock();
@@ -252,9 +294,11 @@ void sb_registry_fork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+/* Pins and waiters belonged to threads the child does not have. */
 void sb_registry_fork_child(void)
 {
 	if (cur)
 		set_aside();
+	pthread_cond_init(&unpinned, NULL);
 	pthread_mutex_unlock(&reg_lock);
 }

@@ -85,13 +85,17 @@ SB_API int secbuf_protect(void *ptr, int access)
 		[SECBUF_READWRITE] = PROT_READ | PROT_WRITE,
 	};
 	struct sb_meta m;
+	int ret;
 
 	if (!ptr || access < SECBUF_NOACCESS || access > SECBUF_READWRITE) {
 		errno = EINVAL;
 		return -1;
 	}
-	sb_registry_get(ptr, &m, "secbuf_protect");
-	return sb_region_protect(&m.region, prot[access]);
+	/* Pinned: a concurrent free waits, so the range is still this buffer's. */
+	sb_registry_pin(ptr, &m, "secbuf_protect");
+	ret = sb_region_protect(&m.region, prot[access]);
+	sb_registry_unpin(ptr);
+	return ret;
 }
 
 SB_API size_t secbuf_size(const void *ptr)

@@ -6,13 +6,17 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 {
 	struct sb_meta m;
 	size_t resident;
+	int ret;
 
 	if (!ptr || !st) {
 		errno = EINVAL;
 		return -1;
 	}
-	sb_registry_get(ptr, &m, "secbuf_stat");
-	if (sb_resident_walk(m.region.data, m.region.data_len, NULL, &resident) < 0)
+	/* Pinned: a concurrent free waits, so mincore sees this buffer's pages. */
+	sb_registry_pin(ptr, &m, "secbuf_stat");
+	ret = sb_resident_walk(m.region.data, m.region.data_len, NULL, &resident);
+	sb_registry_unpin(ptr);
+	if (ret < 0)
 		return -1;
 	st->size = m.size;
 	st->mapped_bytes = m.region.data_len;

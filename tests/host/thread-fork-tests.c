@@ -1,9 +1,11 @@
 /* Threads and fork: concurrent use, the first call racing, forked children. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -343,6 +345,125 @@ START_TEST(fork_child_inherited_buffer_aborts)
 }
 END_TEST
 
+/* ---- a call using a mapping while another thread frees the buffer ---- */
+
+#if defined(__x86_64__)
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+
+static struct {
+	unsigned char *p, *q;	/* the buffer under test; what B allocates after freeing it */
+	size_t size;
+	int in_call, reused;
+} race;
+
+/*
+ * SIGSYS in the calling thread, inside its mprotect or mincore: give the
+ * other thread 300 ms to free the buffer and allocate another of the same
+ * size, then make the call, page by page (a length the filter lets by).
+ */
+static void on_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+	greg_t *r = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+	unsigned long addr = r[REG_RDI], len = r[REG_RSI], arg = r[REG_RDX], off;
+	struct timespec ms = { 0, 1000000 };
+	size_t page = sbt_page();
+	long ret = 0;
+	int i;
+
+	(void)sig;
+	__atomic_store_n(&race.in_call, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 300 && !__atomic_load_n(&race.reused, __ATOMIC_SEQ_CST); i++)
+		nanosleep(&ms, NULL);
+	for (off = 0; off < len && ret == 0; off += page)
+		ret = syscall(si->si_syscall, addr + off, page,
+			      si->si_syscall == SYS_mincore ? arg + off / page : arg);
+	r[REG_RAX] = ret < 0 ? -errno : 0;
+}
+
+static void *free_and_reuse(void *arg)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	(void)arg;
+	while (!__atomic_load_n(&race.in_call, __ATOMIC_SEQ_CST))
+		nanosleep(&ms, NULL);
+	secbuf_free(race.p);
+	race.q = secbuf_alloc_flags(race.size, sbt_flags(0));
+	__atomic_store_n(&race.reused, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Exit code = failed step. */
+static void racing_call(void *arg)
+{
+	int use_stat = *(int *)arg, ret;
+	size_t page = sbt_page();
+	struct sbt_deny trap = { use_stat ? SYS_mincore : SYS_mprotect, 1, 3 * page, ~0u,
+				 SBT_TRAP };
+	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+	struct secbuf_stat st = { 0 };
+	char line[256];
+	pthread_t b;
+
+	race.size = 3 * page - 16;	/* three data pages */
+	race.p = secbuf_alloc_flags(race.size, sbt_flags(0));
+	if (!race.p)
+		_exit(2);
+	memset(race.p, 1, race.size);
+	/* B first: the filter is for this thread only. */
+	if (sigaction(SIGSYS, &sa, NULL) < 0 || pthread_create(&b, NULL, free_and_reuse, NULL) ||
+	    sbt_deny_syscalls(&trap, 1) < 0)
+		_exit(3);
+	if (use_stat)
+		ret = secbuf_stat(race.p, &st);
+	else
+		ret = secbuf_protect(race.p, SECBUF_READONLY);
+	pthread_join(b, NULL);
+	if (!race.q || sbt_maps_line(race.q, line, sizeof(line)) < 0)
+		_exit(4);
+	if (!strstr(line, " rw-p ")) {
+		fprintf(stderr, "the next buffer's mapping: %s\n", line);
+		_exit(5);
+	}
+	if (ret < 0 || (use_stat && (st.size != race.size || st.resident_pages != 3))) {
+		fprintf(stderr, "returned %d (%s), %zu resident pages\n", ret, strerror(errno),
+			st.resident_pages);
+		_exit(6);
+	}
+	secbuf_free(race.q);
+	_exit(0);
+}
+
+START_TEST(protect_stat_pin_buffer_against_free)
+{
+	char fails[1024] = "";
+	int use_stat;
+
+	sbt_need_method();
+	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
+	for (use_stat = 0; use_stat <= 1; use_stat++) {
+		char msg[512];
+		int st = sbt_child(racing_call, &use_stat, msg, sizeof(msg));
+
+		if (!sbt_exited_ok(st))
+			sbt_note(fails, sizeof(fails), "%s: status %#x (exit %d = failed step) %s",
+				 use_stat ? "secbuf_stat" : "secbuf_protect", st,
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+#else
+START_TEST(protect_stat_pin_buffer_against_free)
+{
+	sbt_skip("the syscall trap reads x86-64 registers");
+}
+END_TEST
+#endif
+
 const struct sbt_test thread_fork_tests[] = {
 	SBT(first_use_threads_no_451_452),
 	SBT(fork_child_sees_zeros),
@@ -350,5 +471,6 @@ const struct sbt_test thread_fork_tests[] = {
 	SBT(threads_8_stress),
 	SBT(fork_while_threads_allocate),
 	SBT(fork_child_inherited_buffer_aborts),
+	SBT(protect_stat_pin_buffer_against_free),
 	SBT_END,
 };
