@@ -14,6 +14,10 @@
  * child draws its own.  Buffers inherited across fork() read as zeros in
  * the child, and using one there aborts.
  *
+ * Thread-safe; not async-signal-safe (like malloc), except
+ * secbuf_lock_method_name().  A call from a signal handler that interrupted
+ * another call in the same thread aborts with a message.
+ *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
  */
@@ -100,7 +104,10 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
  */
 int secbuf_lock_method(void);
 
-/* "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method. */
+/*
+ * "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method.
+ * Async-signal-safe.
+ */
 const char *secbuf_lock_method_name(int method);
 
 #ifdef __cplusplus

@@ -107,6 +107,29 @@ SB_HIDDEN void sb_registry_fork_prepare(void);
 SB_HIDDEN void sb_registry_fork_parent(void);
 SB_HIDDEN void sb_registry_fork_child(void);
 
+/*
+ * entry.c: every public call but secbuf_lock_method_name() brackets its
+ * work with sb_enter()/sb_leave(), so that a call from a signal handler
+ * that interrupted one in the same thread aborts instead of deadlocking.
+ */
+SB_HIDDEN extern __thread const char *sb_running_call
+	__attribute__((tls_model("initial-exec")));
+SB_HIDDEN __attribute__((noreturn)) void sb_reentered(const char *fn);
+
+static inline void sb_enter(const char *fn)
+{
+	if (sb_running_call)
+		sb_reentered(fn);
+	sb_running_call = fn;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void sb_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sb_running_call = NULL;
+}
+
 /* misuse.c: the single abort path. */
 SB_HIDDEN __attribute__((noreturn, format(printf, 1, 2)))
 void sb_misuse(const char *fmt, ...);

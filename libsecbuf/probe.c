@@ -155,10 +155,13 @@ int sb_ready(void)
 SB_API
 int secbuf_lock_method(void)
 {
-	const struct sb_caps *c = sb_caps();
+	const struct sb_caps *c;
 
+	sb_enter(__func__);
+	c = sb_caps();
 	if (c->method < 0)
 		errno = c->err;
+	sb_leave();
 	return c->method;
 }
 

@@ -13,7 +13,7 @@ static size_t round_up(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
+static void *alloc(size_t size, unsigned flags)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
@@ -47,34 +47,51 @@ SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 	return m.user;
 }
 
+SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
+{
+	void *p;
+
+	sb_enter(__func__);
+	p = alloc(size, flags);
+	sb_leave();
+	return p;
+}
+
 SB_API void *secbuf_alloc(size_t size)
 {
-	return secbuf_alloc_flags(size, 0);
+	void *p;
+
+	sb_enter(__func__);
+	p = alloc(size, 0);
+	sb_leave();
+	return p;
 }
 
 SB_API void secbuf_free(void *ptr)
 {
 	struct sb_meta m;
-	int err = errno;
+	int saved = errno;
 
 	if (!ptr)
 		return;
-	sb_registry_take(ptr, &m, "secbuf_free");
+	sb_enter(__func__);
+	sb_registry_take(ptr, &m, __func__);
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
-		sb_misuse("secbuf_free(%p): cannot make the buffer writable to "
-			  "wipe it", ptr);
-	sb_canary_check(&m, "secbuf_free");
+		sb_misuse("%s(%p): cannot make the buffer writable to wipe it",
+			  __func__, ptr);
+	sb_canary_check(&m, __func__);
 	/* mincore failing on our own mapping is unexpected: wipe it all. */
 	if (sb_wipe_resident(m.region.data, m.region.data_len) < 0)
 		sb_wipe(m.region.data, m.region.data_len);
 #ifdef SECBUF_TEST_KEEP_MAPPING
 	/* Wipe-proof test build only: leave the wiped pages readable. */
 	if (sb_region_protect(&m.region, PROT_READ) < 0)
-		sb_misuse("secbuf_free(%p): mprotect failed", ptr);
+		sb_misuse("%s(%p): mprotect failed", __func__, ptr);
 #else
 	sb_region_unmap(&m.region);
 #endif
-	errno = err;
+	errno = saved;
+	sb_leave();
 }
 
 SB_API int secbuf_protect(void *ptr, int access)
@@ -91,10 +108,12 @@ SB_API int secbuf_protect(void *ptr, int access)
 		errno = EINVAL;
 		return -1;
 	}
+	sb_enter(__func__);
 	/* Pinned: a concurrent free waits, so the range is still this buffer's. */
-	sb_registry_pin(ptr, &m, "secbuf_protect");
+	sb_registry_pin(ptr, &m, __func__);
 	ret = sb_region_protect(&m.region, prot[access]);
 	sb_registry_unpin(ptr);
+	sb_leave();
 	return ret;
 }
 
@@ -104,6 +123,8 @@ SB_API size_t secbuf_size(const void *ptr)
 
 	if (!ptr)
 		return 0;
-	sb_registry_get(ptr, &m, "secbuf_size");
+	sb_enter(__func__);
+	sb_registry_get(ptr, &m, __func__);
+	sb_leave();
 	return m.size;
 }

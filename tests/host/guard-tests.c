@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <secbuf.h>
 #include "tests.h"
@@ -252,11 +254,51 @@ START_TEST(free_pointer_one_is_not_live)
 }
 END_TEST
 
+static void on_sigprof(int sig)
+{
+	(void)sig;
+	secbuf_free(secbuf_alloc_flags(32, sbt_flags(0)));
+}
+
+/* Alloc and free for up to 5 s with SIGPROF firing every 100 us of CPU time. */
+static void interrupted_calls(void *arg)
+{
+	struct itimerval every = { { 0, 100 }, { 0, 100 } };
+	struct timespec t0, t;
+
+	(void)arg;
+	/* A deadlock ends as SIGALRM (not check's handler, which kills the test). */
+	signal(SIGALRM, SIG_DFL);
+	alarm(30);
+	if (signal(SIGPROF, on_sigprof) == SIG_ERR || setitimer(ITIMER_PROF, &every, NULL) < 0)
+		_exit(2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		secbuf_free(secbuf_alloc_flags(32, sbt_flags(0)));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	_exit(0);
+}
+
+START_TEST(signal_handler_reentry_aborts)
+{
+	char msg[512];
+	int st;
+
+	sbt_need_method();
+	st = sbt_child(interrupted_calls, NULL, msg, sizeof(msg));
+	ck_assert_msg(sbt_signalled(st, SIGABRT), "status %#x (%s), stderr: %s", st,
+		      sbt_signalled(st, SIGALRM) ? "deadlocked" : "not caught", msg);
+	ck_assert_msg(strstr(msg, "not async-signal-safe"), "message: %s", msg);
+}
+END_TEST
+
 const struct sbt_test guard_tests[] = {
 	SBT(overflow_faults),
 	SBT(underflow_guard_faults),
 	SBT(corruption_aborts),
 	SBT(protect_modes_enforced),
 	SBT(free_pointer_one_is_not_live),
+	SBT(signal_handler_reentry_aborts),
 	SBT_END,
 };
