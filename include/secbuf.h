@@ -16,7 +16,8 @@
  *
  * Thread-safe; not async-signal-safe (like malloc), except
  * secbuf_lock_method_name().  A call from a signal handler that interrupted
- * another call in the same thread aborts with a message.
+ * another call in the same thread aborts with a message.  Successful calls
+ * leave errno alone.
  *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.

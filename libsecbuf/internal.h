@@ -64,7 +64,7 @@ struct sb_region {
 };
 SB_HIDDEN int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags);
 SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
-SB_HIDDEN void sb_region_unmap(const struct sb_region *r);
+SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 /* Building blocks, also for the key page: 0 or -1 with errno. */
 SB_HIDDEN int sb_name_range(void *start, size_t len, const char *name);
 /* Returns 1 where the kernel drops the range from children instead of zeroing it. */

@@ -156,11 +156,11 @@ SB_API
 int secbuf_lock_method(void)
 {
 	const struct sb_caps *c;
+	int saved = errno;
 
 	sb_enter(__func__);
 	c = sb_caps();
-	if (c->method < 0)
-		errno = c->err;
+	errno = c->method < 0 ? c->err : saved;
 	sb_leave();
 	return c->method;
 }

@@ -169,7 +169,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 	r->data = r->base + caps->page;
 	if (map_data(r, flags) < 0 || advise(r) < 0 || lock_mapped(r, flags) < 0) {
 		err = errno;
-		munmap(r->base, r->map_len);
+		sb_region_unmap(r, "secbuf_alloc");
 		errno = err;
 		return -1;
 	}
@@ -183,9 +183,11 @@ int sb_region_protect(const struct sb_region *r, int prot)
 	return mprotect(r->data, r->data_len, prot);
 }
 
-void sb_region_unmap(const struct sb_region *r)
+/* Our own mapping does not fail to unmap; if it does, say why and stop. */
+void sb_region_unmap(const struct sb_region *r, const char *fn)
 {
 	if (munmap(r->base, r->map_len) < 0)
-		sb_misuse("munmap(%p, %zu) failed: region metadata is corrupt",
-			  (void *)r->base, r->map_len);
+		sb_misuse("%s: munmap(%p, %zu) of the buffer's mapping failed: %m%s", fn,
+			  (void *)r->base, r->map_len,
+			  errno == ENOMEM ? " (the process is at vm.max_map_count)" : "");
 }

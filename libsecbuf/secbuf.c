@@ -1,4 +1,7 @@
-/* The public API: argument checks and the order of the steps, nothing more. */
+/*
+ * The public API: argument checks and the order of the steps, nothing more.
+ * Each entry point keeps errno as it found it unless it fails.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -40,7 +43,7 @@ static void *alloc(size_t size, unsigned flags)
 	sb_canary_fill(&m);
 	if (sb_registry_add(&m) < 0) {
 		err = errno;
-		sb_region_unmap(&m.region);
+		sb_region_unmap(&m.region, "secbuf_alloc");
 		errno = err;
 		return NULL;
 	}
@@ -49,20 +52,26 @@ static void *alloc(size_t size, unsigned flags)
 
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 {
+	int saved = errno;
 	void *p;
 
 	sb_enter(__func__);
 	p = alloc(size, flags);
+	if (p)
+		errno = saved;
 	sb_leave();
 	return p;
 }
 
 SB_API void *secbuf_alloc(size_t size)
 {
+	int saved = errno;
 	void *p;
 
 	sb_enter(__func__);
 	p = alloc(size, 0);
+	if (p)
+		errno = saved;
 	sb_leave();
 	return p;
 }
@@ -77,7 +86,7 @@ SB_API void secbuf_free(void *ptr)
 	sb_enter(__func__);
 	sb_registry_take(ptr, &m, __func__);
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
-		sb_misuse("%s(%p): cannot make the buffer writable to wipe it",
+		sb_misuse("%s(%p): cannot make the buffer writable to wipe it: %m",
 			  __func__, ptr);
 	sb_canary_check(&m, __func__);
 	/* mincore failing on our own mapping is unexpected: wipe it all. */
@@ -86,9 +95,9 @@ SB_API void secbuf_free(void *ptr)
 #ifdef SECBUF_TEST_KEEP_MAPPING
 	/* Wipe-proof test build only: leave the wiped pages readable. */
 	if (sb_region_protect(&m.region, PROT_READ) < 0)
-		sb_misuse("%s(%p): mprotect failed", __func__, ptr);
+		sb_misuse("%s(%p): mprotect failed: %m", __func__, ptr);
 #else
-	sb_region_unmap(&m.region);
+	sb_region_unmap(&m.region, __func__);
 #endif
 	errno = saved;
 	sb_leave();
@@ -102,7 +111,7 @@ SB_API int secbuf_protect(void *ptr, int access)
 		[SECBUF_READWRITE] = PROT_READ | PROT_WRITE,
 	};
 	struct sb_meta m;
-	int ret;
+	int saved = errno, ret;
 
 	if (!ptr || access < SECBUF_NOACCESS || access > SECBUF_READWRITE) {
 		errno = EINVAL;
@@ -113,6 +122,8 @@ SB_API int secbuf_protect(void *ptr, int access)
 	sb_registry_pin(ptr, &m, __func__);
 	ret = sb_region_protect(&m.region, prot[access]);
 	sb_registry_unpin(ptr);
+	if (ret == 0)
+		errno = saved;
 	sb_leave();
 	return ret;
 }
@@ -120,11 +131,13 @@ SB_API int secbuf_protect(void *ptr, int access)
 SB_API size_t secbuf_size(const void *ptr)
 {
 	struct sb_meta m;
+	int saved = errno;
 
 	if (!ptr)
 		return 0;
 	sb_enter(__func__);
 	sb_registry_get(ptr, &m, __func__);
+	errno = saved;
 	sb_leave();
 	return m.size;
 }

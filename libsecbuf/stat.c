@@ -6,7 +6,7 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 {
 	struct sb_meta m;
 	size_t resident;
-	int ret;
+	int saved = errno, ret;
 
 	if (!ptr || !st) {
 		errno = EINVAL;
@@ -24,6 +24,7 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 		st->locked_pages = m.region.method == SECBUF_LOCK_NONE ? 0 : resident;
 		st->lock_method = m.region.method;
 		st->flags = m.flags;
+		errno = saved;
 	}
 	sb_leave();
 	return ret;

@@ -136,6 +136,42 @@ START_TEST(maps_name_anon_secbuf)
 }
 END_TEST
 
+/* A call that succeeds leaves errno as it found it, whatever it tolerated. */
+START_TEST(success_keeps_errno)
+{
+	static const unsigned flags[] = { 0, SECBUF_POPULATE, SECBUF_BEST_EFFORT };
+	struct secbuf_stat st;
+	unsigned char *p;
+	size_t i;
+
+	sbt_need_method();
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		errno = 4242;
+		p = secbuf_alloc_flags(5000, sbt_flags(flags[i]));
+		ck_assert_ptr_nonnull(p);
+		ck_assert_msg(errno == 4242, "secbuf_alloc_flags(%#x) left errno %d (%s)",
+			      sbt_flags(flags[i]), errno, strerror(errno));
+		ck_assert_int_eq(secbuf_protect(p, SECBUF_READONLY), 0);
+		ck_assert_int_eq(errno, 4242);
+		ck_assert_uint_eq(secbuf_size(p), 5000);
+		ck_assert_int_eq(errno, 4242);
+		ck_assert_int_eq(secbuf_stat(p, &st), 0);
+		ck_assert_int_eq(errno, 4242);
+		ck_assert_int_ge(secbuf_lock_method(), 0);
+		ck_assert_int_eq(errno, 4242);
+		secbuf_free(p);
+		ck_assert_int_eq(errno, 4242);
+	}
+	if (sbt_locks(0)) {
+		errno = 4242;
+		p = secbuf_alloc(100);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq(errno, 4242);
+		secbuf_free(p);
+	}
+}
+END_TEST
+
 const struct sbt_test alloc_tests[] = {
 	SBT(alloc_zero_einval),
 	SBT(alloc_bad_flags_einval),
@@ -144,5 +180,6 @@ const struct sbt_test alloc_tests[] = {
 	SBT(size_align_and_stat),
 	SBT(vmflags_dontdump_wipeonfork),
 	SBT(maps_name_anon_secbuf),
+	SBT(success_keeps_errno),
 	SBT_END,
 };

@@ -1,6 +1,8 @@
 /* Failure injection: a syscall after the mmap fails; nothing stays mapped. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -68,7 +70,42 @@ START_TEST(failure_after_mmap_unmaps)
 }
 END_TEST
 
+/* munmap refused from outside (here: seccomp) when free unmaps. */
+static void unmap_refused(void *arg)
+{
+	struct sbt_deny deny = { SYS_munmap, -1, 0, 0, *(int *)arg };
+	void *p = secbuf_alloc_flags(100, sbt_flags(0));
+
+	if (!p || sbt_deny_syscalls(&deny, 1) < 0)
+		_exit(10);
+	secbuf_free(p);
+	_exit(0);
+}
+
+START_TEST(munmap_failure_says_why)
+{
+	static const int errs[] = { EPERM, ENOMEM };
+	char fails[1024] = "";
+	size_t i;
+
+	sbt_need_method();
+	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
+	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		int err = errs[i], st;
+		char msg[512];
+
+		st = sbt_child(unmap_refused, &err, msg, sizeof(msg));
+		if (!sbt_signalled(st, SIGABRT) || !strstr(msg, "munmap") ||
+		    !strstr(msg, strerror(err)) || strstr(msg, "corrupt"))
+			sbt_note(fails, sizeof(fails), "%s: status %#x, stderr: %s",
+				 strerrorname_np(err), st, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
 const struct sbt_test inject_tests[] = {
 	SBT(failure_after_mmap_unmaps),
+	SBT(munmap_failure_says_why),
 	SBT_END,
 };
