@@ -58,9 +58,10 @@ struct secbuf_stat {
 /*
  * Allocate size bytes, locked on first touch; NULL and errno if it can't be
  * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN (too
- * large, RLIMIT_MEMLOCK), EPERM (may not lock memory: RLIMIT_MEMLOCK 0, a
- * seccomp filter), EOPNOTSUPP (no lazy lock), ENOSYS (forced method
- * missing), or that of mmap/mlock2/madvise/prctl.  Nothing stays mapped.
+ * large, RLIMIT_MEMLOCK, vm.max_map_count), EPERM (may not lock memory:
+ * RLIMIT_MEMLOCK 0, a seccomp filter), EOPNOTSUPP (no lazy lock), ENOSYS
+ * (forced method missing), or that of mmap/mlock2/madvise/prctl.  Nothing
+ * stays mapped.
  */
 void *secbuf_alloc(size_t size);
 

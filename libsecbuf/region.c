@@ -131,13 +131,6 @@ int sb_name_range(void *start, size_t len, const char *name)
 	return 0;
 }
 
-static int advise(const struct sb_region *r)
-{
-	if (sb_advise_secret(r->data, r->data_len) < 0)
-		return -1;
-	return sb_name_range(r->base, r->map_len, "secbuf");
-}
-
 /* Write-fault every page, so lock-on-fault methods lock it now. */
 static void populate(const struct sb_region *r)
 {
@@ -147,17 +140,23 @@ static void populate(const struct sb_region *r)
 		*(volatile unsigned char *)(r->data + off) = 0;
 }
 
+/*
+ * Reserve the whole range, name it, then map the data over its middle.
+ * Named before the data is mapped, the reservation merges with the named
+ * guards of neighbouring buffers at once; the split for the data then
+ * needs no more VMAs than the buffer keeps.  Were it named last, an
+ * allocation would briefly need two VMAs more than it keeps, and a free
+ * at vm.max_map_count would not make room for the next allocation.
+ */
 int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 {
 	const struct sb_caps *caps = sb_caps();
-	int err;
 
 	r->method = choose_method(caps, flags);
 	if (r->method < 0)
 		return -1;
 	r->data_len = data_len;
 	r->map_len = data_len + 2 * caps->page;
-	/* Reserve the whole range first; the data is mapped over its middle. */
 	r->base = mmap(NULL, r->map_len, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r->base == MAP_FAILED) {
@@ -167,8 +166,11 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 		return -1;
 	}
 	r->data = r->base + caps->page;
-	if (map_data(r, flags) < 0 || advise(r) < 0 || lock_mapped(r, flags) < 0) {
-		err = errno;
+	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
+	    sb_advise_secret(r->data, r->data_len) < 0 ||
+	    sb_name_range(r->data, r->data_len, "secbuf") < 0 || lock_mapped(r, flags) < 0) {
+		int err = errno;
+
 		sb_region_unmap(r, "secbuf_alloc");
 		errno = err;
 		return -1;

@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <secbuf.h>
 #include "tests.h"
 
@@ -172,6 +175,59 @@ START_TEST(success_keeps_errno)
 }
 END_TEST
 
+/* Exit code = failed step; the child fills its address space's map count. */
+static void fill_map_count(void *arg)
+{
+	size_t n = 0, cap = 1 << 16, i;
+	void **live = calloc(cap, sizeof(*live));
+	void *p;
+
+	(void)arg;
+	if (!live)
+		_exit(2);
+	while ((p = secbuf_alloc_flags(32, sbt_flags(0)))) {
+		if (n == cap)
+			_exit(3);	/* vm.max_map_count above 2^17 */
+		live[n++] = p;
+	}
+	if (errno != ENOMEM) {
+		fprintf(stderr, "after %zu buffers: %s\n", n, strerror(errno));
+		_exit(4);
+	}
+	/* One freed from the middle, and the last one: each makes room for one. */
+	for (i = 0; i < 2; i++) {
+		size_t k = i == 0 ? n / 2 : n - 1;
+
+		secbuf_free(live[k]);
+		live[k] = secbuf_alloc_flags(32, sbt_flags(0));
+		if (!live[k]) {
+			fprintf(stderr, "%zu buffers, freed #%zu, then: %s\n", n, k,
+				strerror(errno));
+			_exit(5 + i);
+		}
+	}
+	fprintf(stderr, "%zu live 32-byte buffers at vm.max_map_count\n", n);
+	for (i = 0; i < n; i++)
+		secbuf_free(live[i]);
+	free(live);
+	_exit(0);
+}
+
+START_TEST(max_map_count_free_makes_room)
+{
+	char msg[512];
+	int st;
+
+	sbt_need_method();
+	sbt_need_no_valgrind("valgrind maps memory of its own as it likes");
+	st = sbt_child(fill_map_count, NULL, msg, sizeof(msg));
+	msg[strcspn(msg, "\n")] = 0;
+	printf("# REPORT: %s\n", msg);
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step) %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+}
+END_TEST
+
 const struct sbt_test alloc_tests[] = {
 	SBT(alloc_zero_einval),
 	SBT(alloc_bad_flags_einval),
@@ -181,5 +237,6 @@ const struct sbt_test alloc_tests[] = {
 	SBT(vmflags_dontdump_wipeonfork),
 	SBT(maps_name_anon_secbuf),
 	SBT(success_keeps_errno),
+	SBT(max_map_count_free_makes_room),
 	SBT_END,
 };
