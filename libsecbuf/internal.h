@@ -2,6 +2,7 @@
 #ifndef SECBUF_INTERNAL_H
 #define SECBUF_INTERNAL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "secbuf.h"
@@ -9,6 +10,12 @@
 #define SB_HIDDEN __attribute__((visibility("hidden")))
 #define SB_API __attribute__((visibility("default")))
 #define SB_CANARY_SIZE 16	/* also the pointer alignment */
+
+/* A refused lock: the limit, the privilege or memory, not a bad argument. */
+static inline int sb_lock_refused(int err)
+{
+	return err == EPERM || err == EAGAIN || err == ENOMEM;
+}
 
 /* probe.c: kernel capabilities and SECBUF_LOCK, probed once per process. */
 struct sb_caps {

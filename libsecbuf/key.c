@@ -63,9 +63,9 @@ static int map_key_page(void)
  */
 static int lock_key_page(void)
 {
-	if (syscall(SYS_mlock, key, sizeof(*key)) == 0)
+	if (syscall(SYS_mlock, key, sizeof(*key)) == 0 || sb_lock_refused(errno))
 		return 0;
-	return errno == EPERM || errno == EAGAIN || errno == ENOMEM ? 0 : -1;
+	return -1;
 }
 
 static int draw(void)

@@ -65,20 +65,14 @@ static int prove_mlock2_onfault(void)
 	return err;
 }
 
-/* A refusal (limit, privilege, memory) rather than an unknown feature. */
-static int refused(int err)
-{
-	return err == EPERM || err == EAGAIN || err == ENOMEM;
-}
-
 static void probe_kernel(void)
 {
 	caps.map_lockonfault = prove_map_lockonfault();
 	caps.mlock2_onfault = prove_mlock2_onfault();
 	/* Why lazy buffers cannot be locked if neither was proven. */
-	if (refused(caps.mlock2_onfault))
+	if (sb_lock_refused(caps.mlock2_onfault))
 		caps.lazy_err = caps.mlock2_onfault;
-	else if (refused(caps.map_lockonfault))
+	else if (sb_lock_refused(caps.map_lockonfault))
 		caps.lazy_err = caps.map_lockonfault;
 	else
 		caps.lazy_err = EOPNOTSUPP;
@@ -110,7 +104,7 @@ static int forced_method(const char *name)
 	else if (m == SECBUF_LOCK_MLOCK2_ONFAULT)
 		err = caps.mlock2_onfault;
 	if (err) {
-		errno = refused(err) ? err : ENOSYS;
+		errno = sb_lock_refused(err) ? err : ENOSYS;
 		return -1;
 	}
 	/* Forced: lazy buffers under mlock or none are unsupported by choice. */

@@ -43,12 +43,6 @@ static int choose_method(const struct sb_caps *caps, unsigned flags)
 	return m;
 }
 
-/* A refused lock: the limit or the privilege, not a bad argument. */
-static int lock_refused(int err)
-{
-	return err == EAGAIN || err == ENOMEM || err == EPERM;
-}
-
 /*
  * MAP_LOCKONFAULT buffers were locked by mmap itself.  Raw syscalls: the
  * sanitizer runtimes turn mlock()/munlock() into no-ops.
@@ -78,7 +72,7 @@ static int map_data(struct sb_region *r, unsigned flags)
 	    mmap(r->data, r->data_len, prot, mflags | MAP_LOCKONFAULT, -1, 0) != MAP_FAILED)
 		return 0;
 	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT) {
-		if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+		if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
 			return -1;
 		r->method = SECBUF_LOCK_NONE;
 	}
@@ -95,7 +89,7 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 {
 	if (lock_data(r) == 0)
 		return 0;
-	if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+	if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
 		return -1;
 	/* mlock may have locked part of the range before failing. */
 	if (syscall(SYS_munlock, r->data, r->data_len) < 0)
