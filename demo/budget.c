@@ -43,7 +43,8 @@ void budget_compute(struct lock_budget *b, size_t bufsize)
 
 	b->buffer = secbuf_charge(bufsize);
 	b->keys = KEYSTORE_MAX * key;
-	b->need = b->buffer + b->keys;
+	b->library = sysconf(_SC_PAGESIZE);
+	b->need = b->buffer + b->keys + b->library;
 	b->unlimited = can_ignore_limit();
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		b->unlimited = 1;
@@ -62,9 +63,9 @@ void budget_explain(const struct lock_budget *b, const char *what, int opt_out)
 
 	fprintf(stderr, "secbufd: %s: RLIMIT_MEMLOCK is %llu kB, %llu kB needed\n", what,
 		b->limit >> 10, need_kb);
-	fprintf(stderr, "secbufd: (working buffer %zu kB + %d keys %zu kB; the kernel charges a buffer's "
+	fprintf(stderr, "secbufd: (working buffer %zu kB + %d keys %zu kB + libsecbuf's key page %zu kB; the kernel charges a buffer's "
 		"whole length when it is locked, not the pages used)\n",
-		b->buffer >> 10, KEYSTORE_MAX, b->keys >> 10);
+		b->buffer >> 10, KEYSTORE_MAX, b->keys >> 10, b->library >> 10);
 	fprintf(stderr, "secbufd: fix: raise the limit (LimitMEMLOCK=%lluK in the systemd unit, or "
 		"ulimit -l %llu in the shell that starts secbufd), or use a smaller --buffer%s\n",
 		need_kb, need_kb, opt_out ? "; --allow-unlocked runs with secrets that may be swapped out" : "");

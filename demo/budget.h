@@ -15,7 +15,8 @@
 struct lock_budget {
 	size_t buffer;			/* bytes charged for the working buffer */
 	size_t keys;			/* bytes charged for KEYSTORE_MAX keys */
-	size_t need;			/* buffer + keys */
+	size_t library;			/* libsecbuf's own key page, once per process */
+	size_t need;			/* buffer + keys + library */
 	unsigned long long limit;	/* RLIMIT_MEMLOCK (soft), in bytes */
 	int unlimited;			/* RLIM_INFINITY, or CAP_IPC_LOCK ignores it */
 };

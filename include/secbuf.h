@@ -9,6 +9,16 @@
  * front of the pointer catches underflows within the page.  Corruption,
  * double frees and foreign pointers print a message and abort().
  *
+ * Canaries and metadata check values come from SipHash-2-4 under a
+ * per-process key kept in its own locked page, out of core dumps; a forked
+ * child draws its own.  Buffers inherited across fork() read as zeros in
+ * the child, and using one there aborts.
+ *
+ * Thread-safe; not async-signal-safe (like malloc), except
+ * secbuf_lock_method_name().  A call from a signal handler that interrupted
+ * another call in the same thread aborts with a message.  Successful calls
+ * leave errno alone.
+ *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
  */
@@ -47,9 +57,11 @@ struct secbuf_stat {
 
 /*
  * Allocate size bytes, locked on first touch; NULL and errno if it can't be
- * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN/EPERM (too
- * large, RLIMIT_MEMLOCK), EOPNOTSUPP (no lazy lock), ENOSYS (forced method
- * missing), or that of mmap/mlock2/madvise/prctl.  Nothing stays mapped.
+ * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN (too
+ * large, RLIMIT_MEMLOCK, vm.max_map_count), EPERM (may not lock memory:
+ * RLIMIT_MEMLOCK 0, a seccomp filter), EOPNOTSUPP (no lazy lock), ENOSYS
+ * (forced method missing), or that of mmap/mlock2/madvise/prctl.  Nothing
+ * stays mapped.
  */
 void *secbuf_alloc(size_t size);
 
@@ -62,9 +74,10 @@ void *secbuf_alloc_flags(size_t size, unsigned flags);
 
 /*
  * Check the canary and padding, wipe the resident data pages, unmap; NULL is
- * a no-op, errno is kept.  Corruption, a double free or a foreign pointer
- * (even one inside a buffer) aborts.  See secbuf_free(3) for fork and stale
- * pointers.
+ * a no-op, errno is kept.  Corruption, a double free, a foreign pointer
+ * (even one inside a buffer) or a buffer inherited across fork() aborts.
+ * Waits for a secbuf_protect()/secbuf_stat() of the buffer in another
+ * thread.  See secbuf_free(3) for stale pointers.
  */
 void secbuf_free(void *ptr);
 
@@ -86,12 +99,17 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
 
 /*
  * The process's lock method: SECBUF_LOCK_* as probed once (or as forced by
- * SECBUF_LOCK).  Returns -1 with errno EINVAL (SECBUF_LOCK names no method)
- * or ENOSYS (the forced method is not supported by this kernel).
+ * SECBUF_LOCK).  A method counts only when a call using it succeeded.
+ * Returns -1 with errno EINVAL (SECBUF_LOCK names no method), ENOSYS (the
+ * forced method is not supported by this kernel) or EPERM/EAGAIN/ENOMEM
+ * (its probe was refused).
  */
 int secbuf_lock_method(void);
 
-/* "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method. */
+/*
+ * "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method.
+ * Async-signal-safe.
+ */
 const char *secbuf_lock_method_name(int method);
 
 #ifdef __cplusplus

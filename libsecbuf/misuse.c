@@ -1,4 +1,6 @@
 /* The single error path for memory corruption and API misuse: say what, abort. */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +10,15 @@
 
 void sb_misuse(const char *fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
-	int n;
+	int err = errno, n;
 
-	n = snprintf(msg, sizeof(msg), "libsecbuf: ");
+	n = snprintf(msg, sizeof(msg), "libsecbuf: %s[%d]: ", program_invocation_short_name,
+		     (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	errno = err;	/* for %m */
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
 	va_end(ap);

@@ -1,59 +1,96 @@
 /*
- * Kernel capability probe, SECBUF_LOCK and the per-process secret: done once
- * per process (pthread_once), then read-only.
+ * Kernel capability probe and SECBUF_LOCK: done once per process
+ * (pthread_once), then read-only.
+ *
+ * A feature counts as present only when a call that uses it succeeds;
+ * an error code proves nothing (a seccomp filter or a container runtime
+ * answers EPERM for calls the kernel has never heard of).  What an error
+ * does tell is why a lock cannot be had: that is what a strict allocation
+ * then fails with.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 
+#ifndef MAP_LOCKONFAULT
+#define MAP_LOCKONFAULT 0x400000
+#endif
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT 0x01
-#endif
-#ifndef MLOCK_LOCKED
-#define MLOCK_LOCKED 0x02
 #endif
 
 static struct sb_caps caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 /*
- * mlock2 checks its flags before anything else, so EPERM (RLIMIT_MEMLOCK 0,
- * unprivileged) or ENOMEM (already over the limit) still proves the flag is
- * known; a stock kernel says EINVAL.
- * A zero length touches no page, so no mapping (and no mmap that could fail
- * and be cached as a failure for the life of the process) is needed.
+ * MAP_SHARED_VALIDATE rejects every flag the kernel does not know with
+ * EOPNOTSUPP, where a private mapping would silently ignore it; a memfd
+ * is the file to map.  Success: the kernel created a mapping locked on
+ * fault.  Returns 0, or the errno that stopped the proof.
  */
-static int mlock2_accepts(int flags)
+static int prove_map_lockonfault(void)
 {
-	if (syscall(SYS_mlock2, NULL, 0, flags) == 0)
-		return 1;
-	return errno == EPERM || errno == ENOMEM;
+	int fd = memfd_create("secbuf-probe", MFD_CLOEXEC), err = 0;
+	void *p;
+
+	if (fd < 0)
+		return errno;
+	p = mmap(NULL, caps.page, PROT_READ, MAP_SHARED_VALIDATE | MAP_LOCKONFAULT, fd, 0);
+	if (p == MAP_FAILED || p == NULL)
+		err = p ? errno : EINVAL;
+	else if (munmap(p, caps.page) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* Lock a real (inaccessible) page on fault.  Returns 0 or the errno. */
+static int prove_mlock2_onfault(void)
+{
+	void *p = mmap(NULL, caps.page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int err = 0;
+
+	if (p == MAP_FAILED)
+		return errno;
+	if (syscall(SYS_mlock2, p, caps.page, MLOCK_ONFAULT) < 0)
+		err = errno;
+	if (munmap(p, caps.page) < 0 && !err)
+		err = errno;
+	return err;
 }
 
 static void probe_kernel(void)
 {
-	caps.has_lockonfault_mmap = mlock2_accepts(MLOCK_LOCKED);
-	caps.has_mlock2_onfault = mlock2_accepts(MLOCK_ONFAULT);
+	caps.map_lockonfault = prove_map_lockonfault();
+	caps.mlock2_onfault = prove_mlock2_onfault();
+	/* Why lazy buffers cannot be locked if neither was proven. */
+	if (sb_lock_refused(caps.mlock2_onfault))
+		caps.lazy_err = caps.mlock2_onfault;
+	else if (sb_lock_refused(caps.map_lockonfault))
+		caps.lazy_err = caps.map_lockonfault;
+	else
+		caps.lazy_err = EOPNOTSUPP;
 }
 
 static int default_method(void)
 {
-	if (caps.has_lockonfault_mmap)
+	if (!caps.map_lockonfault)
 		return SECBUF_LOCK_MAP_LOCKONFAULT;
-	if (caps.has_mlock2_onfault)
+	if (!caps.mlock2_onfault)
 		return SECBUF_LOCK_MLOCK2_ONFAULT;
 	return SECBUF_LOCK_MLOCK;
 }
 
+/* A forced method that was not proven is an error: ENOSYS, or why it was refused. */
 static int forced_method(const char *name)
 {
-	int m;
+	int m, err = 0;
 
 	for (m = SECBUF_LOCK_MAP_LOCKONFAULT; m <= SECBUF_LOCK_NONE; m++)
 		if (strcmp(name, secbuf_lock_method_name(m)) == 0)
@@ -62,29 +99,17 @@ static int forced_method(const char *name)
 		errno = EINVAL;
 		return -1;
 	}
-	if ((m == SECBUF_LOCK_MAP_LOCKONFAULT && !caps.has_lockonfault_mmap) ||
-	    (m == SECBUF_LOCK_MLOCK2_ONFAULT && !caps.has_mlock2_onfault)) {
-		errno = ENOSYS;
+	if (m == SECBUF_LOCK_MAP_LOCKONFAULT)
+		err = caps.map_lockonfault;
+	else if (m == SECBUF_LOCK_MLOCK2_ONFAULT)
+		err = caps.mlock2_onfault;
+	if (err) {
+		errno = sb_lock_refused(err) ? err : ENOSYS;
 		return -1;
 	}
+	/* Forced: lazy buffers under mlock or none are unsupported by choice. */
+	caps.lazy_err = EOPNOTSUPP;
 	return m;
-}
-
-static int init_secret(void)
-{
-	unsigned char *p = (unsigned char *)caps.secret;
-	size_t got = 0;
-
-	while (got < sizeof(caps.secret)) {
-		ssize_t n = getrandom(p + got, sizeof(caps.secret) - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		got += n;
-	}
-	return 0;
 }
 
 static void caps_init(void)
@@ -94,14 +119,12 @@ static void caps_init(void)
 
 	caps.page = sysconf(_SC_PAGESIZE);
 	probe_kernel();
-	if (init_secret() < 0) {
-		caps.method = -1;
+	caps.method = force && *force ? forced_method(force) : default_method();
+	caps.err = caps.method < 0 ? errno : sb_fork_init();
+	if (!caps.err && sb_key_ready() < 0)
 		caps.err = errno;
-	} else {
-		caps.method = force && *force ? forced_method(force) :
-						default_method();
-		caps.err = caps.method < 0 ? errno : 0;
-	}
+	if (caps.err)
+		caps.method = -1;
 	errno = saved;
 }
 
@@ -111,13 +134,28 @@ const struct sb_caps *sb_caps(void)
 	return &caps;
 }
 
-SB_API
-int secbuf_lock_method(void)
+int sb_ready(void)
 {
 	const struct sb_caps *c = sb_caps();
 
-	if (c->method < 0)
+	if (c->method < 0) {
 		errno = c->err;
+		return -1;
+	}
+	/* A forked child draws its own key on its first allocation. */
+	return sb_key_ready();
+}
+
+SB_API
+int secbuf_lock_method(void)
+{
+	const struct sb_caps *c;
+	int saved = errno;
+
+	sb_enter(__func__);
+	c = sb_caps();
+	errno = c->method < 0 ? c->err : saved;
+	sb_leave();
 	return c->method;
 }
 

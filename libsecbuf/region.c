@@ -27,24 +27,20 @@
 #endif
 
 /* The lock method this buffer gets, or -1 with errno when strict forbids it. */
-static int choose_method(int process_method, unsigned flags)
+static int choose_method(const struct sb_caps *caps, unsigned flags)
 {
-	int m = process_method;
+	int m = caps->method, err = EOPNOTSUPP;
 
 	/* mlock is eager: right only when the caller asked for every page. */
-	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE))
+	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE)) {
 		m = SECBUF_LOCK_NONE;
+		err = caps->lazy_err;
+	}
 	if (m == SECBUF_LOCK_NONE && !(flags & SECBUF_BEST_EFFORT)) {
-		errno = EOPNOTSUPP;
+		errno = err;
 		return -1;
 	}
 	return m;
-}
-
-/* A refused lock: the limit or the privilege, not a bad argument. */
-static int lock_refused(int err)
-{
-	return err == EAGAIN || err == ENOMEM || err == EPERM;
 }
 
 /*
@@ -76,7 +72,7 @@ static int map_data(struct sb_region *r, unsigned flags)
 	    mmap(r->data, r->data_len, prot, mflags | MAP_LOCKONFAULT, -1, 0) != MAP_FAILED)
 		return 0;
 	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT) {
-		if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+		if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
 			return -1;
 		r->method = SECBUF_LOCK_NONE;
 	}
@@ -93,7 +89,7 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 {
 	if (lock_data(r) == 0)
 		return 0;
-	if (!(flags & SECBUF_BEST_EFFORT) || !lock_refused(errno))
+	if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
 		return -1;
 	/* mlock may have locked part of the range before failing. */
 	if (syscall(SYS_munlock, r->data, r->data_len) < 0)
@@ -102,20 +98,29 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 	return 0;
 }
 
-static int advise(const struct sb_region *r)
+int sb_advise_secret(void *start, size_t len)
 {
-	if (madvise(r->data, r->data_len, MADV_DONTDUMP) < 0)
+	int dropped = 0;
+
+	if (madvise(start, len, MADV_DONTDUMP) < 0)
 		return -1;
 	/* A forked child sees zeros; before 4.14 it sees nothing at all. */
-	if (madvise(r->data, r->data_len, MADV_WIPEONFORK) < 0 &&
-	    (errno != EINVAL || madvise(r->data, r->data_len, MADV_DONTFORK) < 0))
-		return -1;
+	if (madvise(start, len, MADV_WIPEONFORK) < 0) {
+		if (errno != EINVAL || madvise(start, len, MADV_DONTFORK) < 0)
+			return -1;
+		dropped = 1;
+	}
 	/* A huge page would make one touch lock 2 MiB; EINVAL: no THP here. */
-	if (madvise(r->data, r->data_len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
+	if (madvise(start, len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
 		return -1;
+	return dropped;
+}
+
+int sb_name_range(void *start, size_t len, const char *name)
+{
 	/* EINVAL: kernel built without CONFIG_ANON_VMA_NAME. */
-	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)r->base,
-		  r->map_len, (unsigned long)"secbuf") < 0 && errno != EINVAL)
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)start, len,
+		  (unsigned long)name) < 0 && errno != EINVAL)
 		return -1;
 	return 0;
 }
@@ -129,21 +134,23 @@ static void populate(const struct sb_region *r)
 		*(volatile unsigned char *)(r->data + off) = 0;
 }
 
+/*
+ * Reserve the whole range, name it, then map the data over its middle.
+ * Named before the data is mapped, the reservation merges with the named
+ * guards of neighbouring buffers at once; the split for the data then
+ * needs no more VMAs than the buffer keeps.  Were it named last, an
+ * allocation would briefly need two VMAs more than it keeps, and a free
+ * at vm.max_map_count would not make room for the next allocation.
+ */
 int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 {
 	const struct sb_caps *caps = sb_caps();
-	int err;
 
-	if (caps->method < 0) {
-		errno = caps->err;
-		return -1;
-	}
-	r->method = choose_method(caps->method, flags);
+	r->method = choose_method(caps, flags);
 	if (r->method < 0)
 		return -1;
 	r->data_len = data_len;
 	r->map_len = data_len + 2 * caps->page;
-	/* Reserve the whole range first; the data is mapped over its middle. */
 	r->base = mmap(NULL, r->map_len, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r->base == MAP_FAILED) {
@@ -153,9 +160,12 @@ int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
 		return -1;
 	}
 	r->data = r->base + caps->page;
-	if (map_data(r, flags) < 0 || advise(r) < 0 || lock_mapped(r, flags) < 0) {
-		err = errno;
-		munmap(r->base, r->map_len);
+	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
+	    sb_advise_secret(r->data, r->data_len) < 0 ||
+	    sb_name_range(r->data, r->data_len, "secbuf") < 0 || lock_mapped(r, flags) < 0) {
+		int err = errno;
+
+		sb_region_unmap(r, "secbuf_alloc");
 		errno = err;
 		return -1;
 	}
@@ -169,9 +179,11 @@ int sb_region_protect(const struct sb_region *r, int prot)
 	return mprotect(r->data, r->data_len, prot);
 }
 
-void sb_region_unmap(const struct sb_region *r)
+/* Our own mapping does not fail to unmap; if it does, say why and stop. */
+void sb_region_unmap(const struct sb_region *r, const char *fn)
 {
 	if (munmap(r->base, r->map_len) < 0)
-		sb_misuse("munmap(%p, %zu) failed: region metadata is corrupt",
-			  (void *)r->base, r->map_len);
+		sb_misuse("%s: munmap(%p, %zu) of the buffer's mapping failed: %m%s", fn,
+			  (void *)r->base, r->map_len,
+			  errno == ENOMEM ? " (the process is at vm.max_map_count)" : "");
 }

@@ -1,4 +1,7 @@
-/* The public API: argument checks and the order of the steps, nothing more. */
+/*
+ * The public API: argument checks and the order of the steps, nothing more.
+ * Each entry point keeps errno as it found it unless it fails.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -6,12 +9,14 @@
 
 #define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT)
 
+static uint64_t serial;	/* allocations so far */
+
 static size_t round_up(size_t n, size_t to)
 {
 	return (n + to - 1) & ~(to - 1);
 }
 
-SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
+static void *alloc(size_t size, unsigned flags)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
@@ -26,50 +31,76 @@ SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (sb_ready() < 0)
+		return NULL;
 	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
 					      SB_CANARY_SIZE, page), flags) < 0)
 		return NULL;
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
 				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
+	m.serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
 	sb_canary_fill(&m);
 	if (sb_registry_add(&m) < 0) {
 		err = errno;
-		sb_region_unmap(&m.region);
+		sb_region_unmap(&m.region, "secbuf_alloc");
 		errno = err;
 		return NULL;
 	}
 	return m.user;
 }
 
+SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
+{
+	int saved = errno;
+	void *p;
+
+	sb_enter(__func__);
+	p = alloc(size, flags);
+	if (p)
+		errno = saved;
+	sb_leave();
+	return p;
+}
+
 SB_API void *secbuf_alloc(size_t size)
 {
-	return secbuf_alloc_flags(size, 0);
+	int saved = errno;
+	void *p;
+
+	sb_enter(__func__);
+	p = alloc(size, 0);
+	if (p)
+		errno = saved;
+	sb_leave();
+	return p;
 }
 
 SB_API void secbuf_free(void *ptr)
 {
 	struct sb_meta m;
-	int err = errno;
+	int saved = errno;
 
 	if (!ptr)
 		return;
-	sb_registry_take(ptr, &m, "secbuf_free");
+	sb_enter(__func__);
+	sb_registry_take(ptr, &m, __func__);
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
-		sb_misuse("secbuf_free(%p): cannot make the buffer writable to "
-			  "wipe it", ptr);
-	sb_canary_check(&m, "secbuf_free");
+		sb_misuse("%s(%p): cannot make the buffer writable to wipe it: %m",
+			  __func__, ptr);
+	sb_canary_check(&m, __func__);
 	/* mincore failing on our own mapping is unexpected: wipe it all. */
 	if (sb_wipe_resident(m.region.data, m.region.data_len) < 0)
 		sb_wipe(m.region.data, m.region.data_len);
 #ifdef SECBUF_TEST_KEEP_MAPPING
 	/* Wipe-proof test build only: leave the wiped pages readable. */
 	if (sb_region_protect(&m.region, PROT_READ) < 0)
-		sb_misuse("secbuf_free(%p): mprotect failed", ptr);
+		sb_misuse("%s(%p): mprotect failed: %m", __func__, ptr);
 #else
-	sb_region_unmap(&m.region);
+	sb_region_unmap(&m.region, __func__);
 #endif
-	errno = err;
+	errno = saved;
+	sb_leave();
 }
 
 SB_API int secbuf_protect(void *ptr, int access)
@@ -80,21 +111,33 @@ SB_API int secbuf_protect(void *ptr, int access)
 		[SECBUF_READWRITE] = PROT_READ | PROT_WRITE,
 	};
 	struct sb_meta m;
+	int saved = errno, ret;
 
 	if (!ptr || access < SECBUF_NOACCESS || access > SECBUF_READWRITE) {
 		errno = EINVAL;
 		return -1;
 	}
-	sb_registry_get(ptr, &m, "secbuf_protect");
-	return sb_region_protect(&m.region, prot[access]);
+	sb_enter(__func__);
+	/* Pinned: a concurrent free waits, so the range is still this buffer's. */
+	sb_registry_pin(ptr, &m, __func__);
+	ret = sb_region_protect(&m.region, prot[access]);
+	sb_registry_unpin(ptr);
+	if (ret == 0)
+		errno = saved;
+	sb_leave();
+	return ret;
 }
 
 SB_API size_t secbuf_size(const void *ptr)
 {
 	struct sb_meta m;
+	int saved = errno;
 
 	if (!ptr)
 		return 0;
-	sb_registry_get(ptr, &m, "secbuf_size");
+	sb_enter(__func__);
+	sb_registry_get(ptr, &m, __func__);
+	errno = saved;
+	sb_leave();
 	return m.size;
 }

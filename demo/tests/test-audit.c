@@ -287,8 +287,9 @@ static void test_daemons(void)
 				       "%ld pages resident, %ld locked", names_work ? "name" : "VmFlags dd+wf alone",
 				       rc, json_num("mappings"), json_num("resident"), json_num("locked"));
 			else
+				/* libsecbuf locks its own key page under every method. */
 				tap_ok(rc == 1 && json_num("mappings") >= 2 && json_num("evictable") >= 2 &&
-				       json_num("locked") == 0,
+				       json_num("locked") <= 1,
 				       "audit of an unlocked secbufd (SECBUF_LOCK=none) finds its memory and says LEAK: "
 				       "exit %d, %ld mappings, %ld evictable", rc, json_num("mappings"),
 				       json_num("evictable"));

@@ -32,7 +32,7 @@
 
 static char sock[256], errlog[256];
 
-/* 4 MiB: with room for every key 5124 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
+/* 4 MiB: with room for every key 5128 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
 #define BUFFER		(4 << 20)
 static const char *const small[] = { "--buffer", "4M", NULL };
 

@@ -40,16 +40,21 @@ void mark_keep(const char *label, const void *p)
 	tap_keep("%s %s", label, hex);
 }
 
-size_t mark_count(const void *buf, size_t len, const void *mark)
+size_t mark_count_n(const void *buf, size_t len, const void *needle, size_t n)
 {
 	const char *p = buf, *end = p + len;
 	size_t hits = 0;
 
-	while ((p = memmem(p, end - p, mark, MARK_LEN))) {
+	while ((p = memmem(p, end - p, needle, n))) {
 		hits++;
 		p++;
 	}
 	return hits;
+}
+
+size_t mark_count(const void *buf, size_t len, const void *mark)
+{
+	return mark_count_n(buf, len, mark, MARK_LEN);
 }
 
 void *mark_slurp(const char *path, size_t *len)

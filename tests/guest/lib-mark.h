@@ -14,6 +14,8 @@ int mark_fill(void *p);
 void mark_keep(const char *label, const void *p);
 /* Occurrences of the MARK_LEN bytes at mark within buf. */
 size_t mark_count(const void *buf, size_t len, const void *mark);
+/* Occurrences of the n bytes at needle within buf. */
+size_t mark_count_n(const void *buf, size_t len, const void *needle, size_t n);
 /* Read a whole file into a malloc'd buffer; NULL/errno on error. */
 void *mark_slurp(const char *path, size_t *len);
 

@@ -3,7 +3,8 @@
  * proof-core: a child holding a secbuf secret, a memfd_secret secret and a
  * control secret in malloc memory dies of SIGABRT with core dumps on.  The
  * core file must hold the control marker (so the search works) and neither
- * of the other two.
+ * of the other two, nor libsecbuf's key (the first 16 bytes of its page,
+ * [anon:secbuf-key]), which would let a reader of the core predict canaries.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,14 +20,31 @@
 #include "secbuf.h"
 
 #define CORE_PATTERN	"/tmp/proof-core.%p"
+#define KEY_LEN		16
 #define PATTERN_FILE	"/proc/sys/kernel/core_pattern"
 
 enum { M_SECBUF, M_SECRETMEM, M_CONTROL, M_COUNT };
 static const char *const mark_name[M_COUNT] = { "secbuf", "memfd_secret", "control" };
 
+/* libsecbuf's key page, found by its name (its guards have it too); NULL if none. */
+static const unsigned char *key_page(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long lo = 0;
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, " rw-p ") && strstr(line, "[anon:secbuf-key]") &&
+		    sscanf(line, "%lx-", &lo) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (const unsigned char *)lo;
+}
+
 /* The child: secrets go from getrandom() to their memory and from there
  * straight into the pipe, so the parent learns them without a copy in the
- * child. */
+ * child; so does the key, from its page.  The secbuf allocation drew it. */
 static void __attribute__((noreturn)) child(int fd, int method)
 {
 	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
@@ -44,6 +62,8 @@ static void __attribute__((noreturn)) child(int fd, int method)
 		    write(fd, m[i], MARK_LEN) != MARK_LEN)
 			_exit(3 + i);
 	}
+	if (!key_page() || write(fd, key_page(), KEY_LEN) != KEY_LEN)
+		_exit(3 + M_COUNT);
 	close(fd);
 	abort();
 }
@@ -62,8 +82,8 @@ int main(void)
 {
 	int method = secbuf_lock_method();
 	const char *name = secbuf_lock_method_name(method);
-	unsigned char marks[M_COUNT][MARK_LEN];
-	size_t hits[M_COUNT], core_len = 0;
+	unsigned char marks[M_COUNT][MARK_LEN], key[KEY_LEN];
+	size_t hits[M_COUNT], key_hits, core_len = 0;
 	char old_pattern[256] = "core", core_path[64];
 	int fds[2], status;
 	unsigned char *core;
@@ -95,12 +115,14 @@ int main(void)
 	for (int i = 0; i < M_COUNT; i++)
 		if (read(fds[0], marks[i], MARK_LEN) != MARK_LEN)
 			memset(marks[i], 0, MARK_LEN);
+	if (read(fds[0], key, KEY_LEN) != KEY_LEN)
+		memset(key, 0, KEY_LEN);
 	if (waitpid(pid, &status, 0) < 0)
 		tap_bail("waitpid: %s", strerror(errno));
 	write_text(PATTERN_FILE, old_pattern);
 	if (!tap_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && WCOREDUMP(status),
 		       "child died of SIGABRT and dumped core (status 0x%x)", status))
-		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed)",
+		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed, 6: no key page)",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 
 	snprintf(core_path, sizeof(core_path), "/tmp/proof-core.%d", (int)pid);
@@ -109,9 +131,13 @@ int main(void)
 		tap_bail("%s: %s", core_path, strerror(errno));
 	for (int i = 0; i < M_COUNT; i++)
 		hits[i] = mark_count(core, core_len, marks[i]);
+	key_hits = mark_count_n(core, core_len, key, KEY_LEN);
 	ok &= tap_check(hits[M_CONTROL] > 0, "control marker found in the core (%zu hits): the search works",
 			hits[M_CONTROL]);
 	ok &= tap_check(hits[M_SECBUF] == 0, "secbuf marker not in the core (%zu hits)", hits[M_SECBUF]);
+	ok &= tap_check(memcmp(key, (unsigned char[KEY_LEN]){ 0 }, KEY_LEN) != 0,
+			"libsecbuf key read from [anon:secbuf-key] (not all zero)");
+	ok &= tap_check(key_hits == 0, "libsecbuf key not in the core (%zu hits)", key_hits);
 	tap_check(hits[M_SECRETMEM] == 0, "memfd_secret marker not in the core (%zu hits)",
 		  hits[M_SECRETMEM]);
 	free(core);
@@ -120,8 +146,9 @@ int main(void)
 	for (int i = 0; i < M_COUNT; i++)
 		tap_report("core %s: %s marker %zu hits in a %zu kB core", name, mark_name[i], hits[i],
 			   core_len / 1024);
-	tap_summary("core", name, ok, "secbuf %zu hits, control %zu hits (%zu kB core)",
-		    hits[M_SECBUF], hits[M_CONTROL], core_len / 1024);
+	tap_report("core %s: libsecbuf key %zu hits", name, key_hits);
+	tap_summary("core", name, ok, "secbuf %zu hits, key %zu hits, control %zu hits (%zu kB core)",
+		    hits[M_SECBUF], key_hits, hits[M_CONTROL], core_len / 1024);
 	tap_summary("core", "memfd_secret", hits[M_SECRETMEM] == 0 && hits[M_CONTROL] > 0,
 		    "memfd_secret %zu hits, control %zu hits", hits[M_SECRETMEM], hits[M_CONTROL]);
 	return tap_done();

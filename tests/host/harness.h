@@ -7,13 +7,35 @@
 
 struct sbt_test {
 	const char *name;
-	const TTest *fn;
-	const char *(*skip)(void);	/* reason to skip, or NULL to run */
+	const TTest *const *fn;	/* START_TEST's pointer is not a constant */
 };
-#define SBT(fn, skip) { #fn, fn, skip }
+#define SBT(fn) { #fn, &fn }
+#define SBT_END { NULL, NULL }
 
-/* Run the tests; print TAP and "N passed, N failed, N skipped"; exit code. */
-int sbt_run(const char *suite, const struct sbt_test *t, size_t n);
+/* A mode the test binary runs instead of its tests: "PROG --flag". */
+struct sbt_mode {
+	const char *flag;
+	int (*main)(void);
+};
+
+/*
+ * The test binary's main: run a mode if argv names one, else every test of
+ * the groups (each a SBT_END-terminated array, the list NULL-terminated);
+ * print TAP and "N passed, N failed, N skipped".  Returns the exit code.
+ */
+int sbt_main(int argc, char **argv, const char *suite,
+	     const struct sbt_test *const *groups, const struct sbt_mode *modes);
+
+/*
+ * Skip the running test with the reason.  A test checks what it needs
+ * first; each helper skips with its own reason when that is missing.
+ */
+__attribute__((noreturn)) void sbt_skip(const char *why);
+void sbt_need_method(void);		/* the forced SECBUF_LOCK method works here */
+void sbt_need_missing_method(void);	/* ... does not */
+void sbt_need_root(void);
+void sbt_need_anon_vma_name(void);
+void sbt_need_no_valgrind(const char *why);
 
 /* The process's method, checked once by main; flags that make a plain
  * allocation succeed under every method (BEST_EFFORT where none locks). */
@@ -23,6 +45,8 @@ int sbt_locks(unsigned flags);	/* whether sbt_flags(flags) buffers get locked */
 
 /* Valgrind's own page faults and mappings blur two measurements. */
 int sbt_under_valgrind(void);
+/* ASan's quarantine holds freed heap memory, so its heap keeps growing. */
+int sbt_under_asan(void);
 
 size_t sbt_page(void);
 size_t sbt_round16(size_t n);
@@ -33,14 +57,30 @@ unsigned char *sbt_data_start(void *p);
 int sbt_maps_lines(void);
 /* Rss and Locked (kB) and VmFlags of the smaps entry holding addr; 0 or -1. */
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len);
+/*
+ * Call fn for each mapping of /proc/self/smaps until it returns nonzero;
+ * returns that, 0 after the last mapping, or -1.  vmflags is " xx yy ... ",
+ * so that strstr(vmflags, " lo ") finds a whole flag.
+ */
+struct sbt_vma {
+	unsigned long lo, hi;
+	char perms[8];
+	char name[64];
+	long rss_kb, locked_kb;
+	char vmflags[160];
+};
+int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg);
 /* The /proc/self/maps line holding addr. */
 int sbt_maps_line(const void *addr, char *line, size_t len);
 
 /*
- * Make this process's syscall nr fail with errno err (err 0: kill the
- * process) when (args[arg] & mask) == val, or always when arg < 0.  For
- * good: call it in a child.  Returns 0, or -1 with errno.
+ * Make this thread's syscall nr fail with errno err (err 0: kill the
+ * process; SBT_TRAP: raise SIGSYS instead of running it) when
+ * (args[arg] & mask) == val, or always when arg < 0.  Threads created
+ * later inherit it.  For good: call it in a child.  Returns 0, or -1 with
+ * errno.
  */
+#define SBT_TRAP (-1)
 struct sbt_deny {
 	long nr;
 	int arg;
@@ -49,10 +89,34 @@ struct sbt_deny {
 };
 int sbt_deny_syscalls(const struct sbt_deny *d, size_t n);
 
+/* Append a formatted line to buf (a test's list of failed cases). */
+__attribute__((format(printf, 3, 4)))
+void sbt_note(char *buf, size_t len, const char *fmt, ...);
+
+/* Wait status tests. */
+int sbt_signalled(int status, int sig);
+int sbt_exited_ok(int status);
+
 /*
  * Run fn(arg) in a forked child with stderr captured.  Returns the wait
  * status; the child's stderr is copied to msg.
  */
 int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len);
+
+/*
+ * Run this test binary again as "PROG mode" in a fresh process (a fresh
+ * probe), with SECBUF_LOCK set to secbuf_lock unless NULL, env added,
+ * before_exec run, under the given seccomp rules.  Returns the wait
+ * status; stderr goes to msg.
+ */
+struct sbt_self {
+	const char *mode;
+	const char *secbuf_lock;
+	const struct sbt_deny *deny;
+	size_t ndeny;
+	const char *env;		/* "NAME=value" to add, or NULL */
+	void (*before_exec)(void);	/* or NULL; exits on failure */
+};
+int sbt_run_self(const struct sbt_self *se, char *msg, size_t len);
 
 #endif

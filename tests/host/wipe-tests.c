@@ -39,11 +39,12 @@ static size_t resident(unsigned char *p, size_t len)
 START_TEST(wipe_zeroes_what_was_written)
 {
 	size_t page = sbt_page(), size = 32 * page - 100;
-	unsigned char *p = secbuf_alloc_flags(size, sbt_flags(0));
-	unsigned char *start;
+	unsigned char *p, *start;
 	struct secbuf_stat st;
 	size_t before;
 
+	sbt_need_method();
+	p = secbuf_alloc_flags(size, sbt_flags(0));
 	ck_assert_ptr_nonnull(p);
 	start = sbt_data_start(p);
 	ck_assert_int_eq(secbuf_stat(p, &st), 0);
@@ -62,10 +63,11 @@ END_TEST
 
 START_TEST(wipe_after_noaccess)
 {
-	unsigned char *p = secbuf_alloc_flags(17, sbt_flags(0));
-	unsigned char *start;
+	unsigned char *p, *start;
 	struct secbuf_stat st;
 
+	sbt_need_method();
+	p = secbuf_alloc_flags(17, sbt_flags(0));
 	ck_assert_ptr_nonnull(p);
 	start = sbt_data_start(p);
 	ck_assert_int_eq(secbuf_stat(p, &st), 0);
@@ -79,10 +81,11 @@ END_TEST
 START_TEST(wipe_populated)
 {
 	size_t size = 40 * sbt_page();
-	unsigned char *p = secbuf_alloc_flags(size, sbt_flags(SECBUF_POPULATE));
-	unsigned char *start;
+	unsigned char *p, *start;
 	struct secbuf_stat st;
 
+	sbt_need_method();
+	p = secbuf_alloc_flags(size, sbt_flags(SECBUF_POPULATE));
 	ck_assert_ptr_nonnull(p);
 	start = sbt_data_start(p);
 	ck_assert_int_eq(secbuf_stat(p, &st), 0);
@@ -92,18 +95,16 @@ START_TEST(wipe_populated)
 }
 END_TEST
 
-static const char *needs_method(void)
-{
-	return secbuf_lock_method() < 0 ? "SECBUF_LOCK forces a method not supported here" : NULL;
-}
+static const struct sbt_test wipe_tests[] = {
+	SBT(wipe_zeroes_what_was_written),
+	SBT(wipe_after_noaccess),
+	SBT(wipe_populated),
+	SBT_END,
+};
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct sbt_test tests[] = {
-		SBT(wipe_zeroes_what_was_written, needs_method),
-		SBT(wipe_after_noaccess, needs_method),
-		SBT(wipe_populated, needs_method),
-	};
+	static const struct sbt_test *const groups[] = { wipe_tests, NULL };
 
-	return sbt_run("libsecbuf-wipe", tests, sizeof(tests) / sizeof(tests[0]));
+	return sbt_main(argc, argv, "libsecbuf-wipe", groups, NULL);
 }

@@ -1,0 +1,304 @@
+/*
+ * The registry of live buffers: an open-addressing table keyed by the user
+ * pointer, outside the buffers, so that a pointer the library did not hand
+ * out (or already took back) is recognised.  Where an entry sits and its
+ * check value both come from the keyed PRF: a stray or hostile write into
+ * the heap can neither forge an entry nor predict where one is.
+ *
+ * An entry is pinned while a call uses its mapping with the lock dropped
+ * (mprotect, mincore); a free marks it dying and waits for the pins to go,
+ * so that such a call never acts on an address the kernel has since given
+ * to someone else.
+ *
+ * After fork() the child's table of the parent's buffers is set aside,
+ * never searched by slot again (the child has a new key) but kept to name
+ * an inherited buffer when the child touches one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+enum slot_state {
+	SLOT_EMPTY,
+	SLOT_LIVE,
+	SLOT_DYING,	/* being freed: waits for its pins */
+};
+
+struct slot {
+	struct sb_meta m;
+	unsigned int pins;
+	unsigned char state;
+};
+
+struct table {
+	struct table *older;	/* set-aside tables of earlier processes, newest first */
+	uint64_t epoch;		/* of the key its slots were placed with */
+	size_t cap, used;	/* used: live and dying */
+	struct slot slot[];
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
+static struct table *cur;	/* this process's buffers */
+static struct table *inherited;	/* buffers of the processes this one was forked from */
+
+static uint64_t check_value(const struct sb_meta *m)
+{
+	const uint64_t w[] = {
+		(uintptr_t)m->user, m->size, m->flags,
+		(uintptr_t)m->region.base, m->region.map_len,
+		(uintptr_t)m->region.data, m->region.data_len,
+		(uint64_t)m->region.method, m->serial,
+	};
+
+	return sb_prf(SB_PRF_CHECK, w, sizeof(w) / sizeof(w[0]));
+}
+
+static size_t home(const struct table *t, const void *user)
+{
+	uint64_t u = (uintptr_t)user;
+
+	return sb_prf(SB_PRF_SLOT, &u, 1) & (t->cap - 1);
+}
+
+static void set_aside(void)
+{
+	cur->older = inherited;
+	inherited = cur;
+	cur = NULL;
+}
+
+/* A child forked without the atfork handler (a raw clone) is caught here. */
+static void lock(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (cur && cur->epoch != sb_key_epoch())
+		set_aside();
+}
+
+static void unlock(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static struct slot *find(struct table *t, const void *user)
+{
+	size_t i, n;
+
+	if (!t)
+		return NULL;
+	for (i = home(t, user), n = 0; n < t->cap; i = (i + 1) & (t->cap - 1), n++) {
+		if (t->slot[i].state == SLOT_EMPTY)
+			return NULL;
+		if (t->slot[i].m.user == user)
+			return &t->slot[i];
+	}
+	return NULL;
+}
+
+static void place(struct table *t, const struct slot *s)
+{
+	size_t i = home(t, s->m.user);
+
+	while (t->slot[i].state != SLOT_EMPTY)
+		i = (i + 1) & (t->cap - 1);
+	t->slot[i] = *s;
+	t->used++;
+}
+
+/*
+ * Deletion without tombstones: close the gap by moving back every later
+ * entry of the cluster whose home does not lie between the gap and itself.
+ */
+static void remove_slot(struct table *t, struct slot *s)
+{
+	size_t mask = t->cap - 1, gap = s - t->slot, i = gap, h;
+
+	for (;;) {
+		i = (i + 1) & mask;
+		if (t->slot[i].state == SLOT_EMPTY)
+			break;
+		h = home(t, t->slot[i].m.user);
+		if (((i - h) & mask) >= ((i - gap) & mask)) {
+			t->slot[gap] = t->slot[i];
+			gap = i;
+		}
+	}
+	memset(&t->slot[gap], 0, sizeof(t->slot[gap]));
+	t->used--;
+}
+
+/* Keep the table at most half full; it grows with the live buffers only. */
+static int make_room(void)
+{
+	size_t cap = cur ? cur->cap * 2 : 64, i;
+	struct table *t;
+
+	if (cur && (cur->used + 1) * 2 <= cur->cap)
+		return 0;
+	if (cap > (SIZE_MAX - sizeof(*t)) / sizeof(t->slot[0]))
+		return -1;
+	t = calloc(1, sizeof(*t) + cap * sizeof(t->slot[0]));
+	if (!t)
+		return -1;
+	t->cap = cap;
+	t->epoch = sb_key_epoch();
+	for (i = 0; cur && i < cur->cap; i++)
+		if (cur->slot[i].state != SLOT_EMPTY)
+			place(t, &cur->slot[i]);
+	if (cur) {
+		sb_wipe(cur, sizeof(*cur) + cur->cap * sizeof(cur->slot[0]));
+		free(cur);
+	}
+	cur = t;
+	return 0;
+}
+
+int sb_registry_add(struct sb_meta *m)
+{
+	struct slot s = { .state = SLOT_LIVE };
+	int ret = 0;
+
+	m->check = check_value(m);
+	s.m = *m;
+	lock();
+	if (make_room() < 0) {
+		errno = ENOMEM;
+		ret = -1;
+	} else {
+		place(cur, &s);
+	}
+	unlock();
+	return ret;
+}
+
+/* The table entry whose mapping holds p, for a sharper abort message. */
+static const struct slot *holder(const struct table *t, const void *p)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; t && i < t->cap; i++) {
+		const struct sb_region *r = &t->slot[i].m.region;
+
+		if (t->slot[i].state != SLOT_EMPTY && c >= r->base && c < r->base + r->map_len)
+			return &t->slot[i];
+	}
+	return NULL;
+}
+
+static const struct slot *inherited_holder(const void *p)
+{
+	const struct table *t;
+	const struct slot *s = NULL;
+
+	for (t = inherited; t && !s; t = t->older)
+		s = holder(t, p);
+	return s;
+}
+
+/* Say what user is, since it is not a live buffer, and abort. */
+static void __attribute__((noreturn)) not_live(const void *user, const struct slot *s,
+					     const char *fn)
+{
+	const struct slot *h = s ? NULL : holder(cur, user);
+	const struct slot *old = s || h ? NULL : inherited_holder(user);
+	const void *start = h ? h->m.user : old ? old->m.user : NULL;
+
+	unlock();
+	if (s)
+		sb_misuse("%s(%p): the buffer is being freed by another thread "
+			  "(double free)", fn, user);
+	if (h)
+		sb_misuse("%s(%p): foreign pointer: it points inside the live "
+			  "buffer %p, not at its start", fn, user, start);
+	if (old)
+		sb_misuse("%s(%p): the buffer %p was allocated by a parent process "
+			  "before fork(); in this process it reads as zeros and "
+			  "may not be used or freed", fn, user, start);
+	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer or double free)",
+		  fn, user);
+}
+
+/* With the lock held: the live, intact entry of user, or abort. */
+static struct slot *live_slot(const void *user, const char *fn)
+{
+	struct slot *s = find(cur, user);
+
+	if (!s || s->state != SLOT_LIVE)
+		not_live(user, s, fn);
+	if (s->m.check != check_value(&s->m)) {
+		unlock();
+		sb_misuse("%s(%p): buffer metadata is corrupted", fn, user);
+	}
+	return s;
+}
+
+void sb_registry_get(const void *user, struct sb_meta *out, const char *fn)
+{
+	lock();
+	*out = live_slot(user, fn)->m;
+	unlock();
+}
+
+void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn)
+{
+	struct slot *s;
+
+	lock();
+	s = live_slot(user, fn);
+	s->pins++;
+	*out = s->m;
+	unlock();
+}
+
+void sb_registry_unpin(const void *user)
+{
+	struct slot *s;
+
+	lock();
+	s = find(cur, user);
+	if (!s || !s->pins) {
+		unlock();
+		sb_misuse("internal error: %p unpinned but not pinned", user);
+	}
+	if (--s->pins == 0 && s->state == SLOT_DYING)
+		pthread_cond_broadcast(&unpinned);
+	unlock();
+}
+
+void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
+{
+	struct slot *s;
+
+	lock();
+	s = live_slot(user, fn);
+	s->state = SLOT_DYING;
+	/* The table may grow while we wait: find the entry again each time. */
+	while ((s = find(cur, user))->pins)
+		pthread_cond_wait(&unpinned, &reg_lock);
+	*out = s->m;
+	remove_slot(cur, s);
+	unlock();
+}
+
+void sb_registry_fork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+void sb_registry_fork_parent(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Pins and waiters belonged to threads the child does not have. */
+void sb_registry_fork_child(void)
+{
+	if (cur)
+		set_aside();
+	pthread_cond_init(&unpinned, NULL);
+	pthread_mutex_unlock(&reg_lock);
+}

@@ -1,0 +1,27 @@
+/* The libsecbuf test binary: every group, run once per lock method. */
+#include "tests.h"
+
+int main(int argc, char **argv)
+{
+	static const struct sbt_test *const groups[] = {
+		lock_tests,
+		probe_tests,
+		alloc_tests,
+		guard_tests,
+		wipe_cost_tests,
+		inject_tests,
+		thread_fork_tests,
+		key_tests,
+		NULL,
+	};
+	static const struct sbt_mode modes[] = {
+		{ "--bogus-env", bogus_env_main },
+		{ "--first-use", first_use_main },
+		{ "--probe-check", probe_check_main },
+		{ "--no-memlock", no_memlock_main },
+		{ "--free-one", free_one_main },
+		{ NULL, NULL },
+	};
+
+	return sbt_main(argc, argv, "libsecbuf", groups, modes);
+}

@@ -1,0 +1,33 @@
+/*
+ * The libsecbuf tests, one file per concern of the library; main.c lists
+ * them.  Each test derives what it expects from the lock method in effect.
+ */
+#ifndef SECBUF_TESTS_H
+#define SECBUF_TESTS_H
+
+#include <stddef.h>
+#include "harness.h"
+
+#define MiB (1024UL * 1024)
+#define KB(pages) ((long)((pages) * sbt_page() / 1024))
+
+/* secbuf_alloc_flags(size, flags) must fail with err1 or err2, mapping nothing. */
+void expect_alloc_fails(size_t size, unsigned flags, int err1, int err2);
+
+extern const struct sbt_test alloc_tests[];	/* alloc-tests.c */
+extern const struct sbt_test guard_tests[];	/* guard-tests.c */
+extern const struct sbt_test lock_tests[];	/* lock-tests.c */
+extern const struct sbt_test wipe_cost_tests[];	/* wipe-cost-tests.c */
+extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
+extern const struct sbt_test inject_tests[];	/* inject-tests.c */
+extern const struct sbt_test probe_tests[];	/* probe-tests.c */
+extern const struct sbt_test key_tests[];	/* key-tests.c */
+
+/* Modes run in a fresh process (see sbt_run_self). */
+int bogus_env_main(void);	/* lock-tests.c */
+int first_use_main(void);	/* thread-fork-tests.c */
+int probe_check_main(void);	/* probe-tests.c */
+int no_memlock_main(void);	/* probe-tests.c */
+int free_one_main(void);	/* guard-tests.c */
+
+#endif
