@@ -20,6 +20,12 @@
 #include <secbuf.h>
 #include "harness.h"
 
+/* munlock2() and munlockall2() of the kernel series (kernel/patches) */
+#ifndef __NR_munlock2
+#define __NR_munlock2		900
+#define __NR_munlockall2	901
+#endif
+
 #define MiB (1024UL * 1024)
 #define KB(pages) ((long)((pages) * sbt_page() / 1024))
 
@@ -825,7 +831,8 @@ static void *first_use(void *arg)
 /*
  * Runs as "secbuf-tests --first-use": 8 threads race the once-only probe;
  * all must see one method.  The parent's seccomp filter kills the process
- * if anything calls syscall 451 or 452 on a kernel that lacks the series.
+ * if anything calls munlock2() or munlockall2() on a kernel that lacks
+ * the series.
  */
 static int first_use_main(void)
 {
@@ -854,21 +861,21 @@ static char *self;	/* argv[0]; not /proc/self/exe, which is valgrind under it */
 struct self_exec {
 	const char *mode;
 	const char *secbuf_lock;	/* NULL: as inherited */
-	int no_451_452;			/* kill the process on syscall 451 or 452 */
+	int no_munlock2;		/* kill the process on munlock2/munlockall2 */
 };
 
 static void exec_self(void *arg)
 {
 	const struct self_exec *se = arg;
 	const struct sbt_deny deny[] = {
-		{ 451, -1, 0, 0, 0 },
-		{ 452, -1, 0, 0, 0 },
+		{ __NR_munlock2, -1, 0, 0, 0 },
+		{ __NR_munlockall2, -1, 0, 0, 0 },
 	};
 	char *const argv[] = { self, (char *)se->mode, NULL };
 
 	if (se->secbuf_lock && setenv("SECBUF_LOCK", se->secbuf_lock, 1) < 0)
 		_exit(126);
-	if (se->no_451_452 && sbt_deny_syscalls(deny, 2) < 0)
+	if (se->no_munlock2 && sbt_deny_syscalls(deny, 2) < 0)
 		_exit(125);
 	execvp(self, argv);
 	_exit(127);
@@ -891,9 +898,9 @@ START_TEST(bad_secbuf_lock_is_einval)
 }
 END_TEST
 
-START_TEST(first_use_threads_no_451_452)
+START_TEST(first_use_threads_no_munlock2)
 {
-	/* 451 and 452 are munlock2/munlockall2 only where the probe says so. */
+	/* munlock2/munlockall2 exist only where the probe says so. */
 	const struct self_exec se = { "--first-use", NULL,
 				      sbt_method() != SECBUF_LOCK_MAP_LOCKONFAULT };
 
@@ -958,7 +965,7 @@ int main(int argc, char **argv)
 		SBT(lock_method_expected, needs_method),
 		SBT(method_names, NULL),
 		SBT(bad_secbuf_lock_is_einval, NULL),
-		SBT(first_use_threads_no_451_452, needs_method_and_seccomp),
+		SBT(first_use_threads_no_munlock2, needs_method_and_seccomp),
 		SBT(alloc_zero_einval, needs_method),
 		SBT(alloc_bad_flags_einval, needs_method),
 		SBT(alloc_huge_enomem, needs_method),
