@@ -21,7 +21,7 @@ patches=()
 while read -r p; do
 	p=${p%%#*}; p=${p//[[:space:]]/}
 	[ -n "$p" ] && patches+=("$p")
-done < "$top/kernel/patches/series"
+done < "$top/kernel/patches/6.1/series"
 
 # Same lock as kernel/build.sh: one kernel build at a time.
 exec 9>"$out/.lock"
@@ -59,7 +59,7 @@ for p in "${patches[@]}"; do
 	log=$tree/bisect-$n.log
 	t0=$SECONDS
 	res=$(patch -d "$tree" -p1 --fuzz=0 --no-backup-if-mismatch -N \
-		< "$top/kernel/patches/$p" 2>&1) || { echo "$res" | sed 's/^/# /'; fail "$p does not apply"; }
+		< "$top/kernel/patches/6.1/$p" 2>&1) || { echo "$res" | sed 's/^/# /'; fail "$p does not apply"; }
 	if grep -Eq 'with fuzz|offset|FAILED|reject' <<<"$res"; then
 		echo "$res" | sed 's/^/# /'
 		fail "$p applies only with fuzz or offset"

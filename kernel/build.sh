@@ -28,8 +28,8 @@ patches=()
 if [ "$variant" = patched ]; then
 	while read -r p; do
 		p=${p%%#*}; p=${p//[[:space:]]/}
-		[ -n "$p" ] && patches+=("$kdir/patches/$p")
-	done < "$kdir/patches/series"
+		[ -n "$p" ] && patches+=("$kdir/patches/6.1/$p")
+	done < "$kdir/patches/6.1/series"
 fi
 for p in "${patches[@]}"; do [ -r "$p" ] || fail "series names missing patch $p"; done
 

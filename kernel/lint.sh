@@ -33,7 +33,7 @@ patches=()
 while read -r p; do
 	p=${p%%#*}; p=${p//[[:space:]]/}
 	[ -n "$p" ] && patches+=("$p")
-done < "${SERIES:-$top/kernel/patches/series}"
+done < "${SERIES:-$top/kernel/patches/6.1/series}"
 [ ${#patches[@]} -gt 0 ] || fail "kernel/patches/series is empty"
 
 echo "1..${#patches[@]}"
@@ -41,7 +41,7 @@ n=0 passed=0 failed=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	out=$(cd "$tree" && perl scripts/checkpatch.pl --strict --showfile \
-		"$top/kernel/patches/$p" 2>&1) || true
+		"$top/kernel/patches/6.1/$p" 2>&1) || true
 	summary=$(grep -E '^total: ' <<<"$out" | tail -1) || true
 	if [[ "$summary" == "total: 0 errors, 0 warnings, 0 checks,"* ]] &&
 	   ! grep -q Traceback <<<"$out"; then
