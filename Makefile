@@ -8,7 +8,7 @@ DESTDIR ?=
 # The kernel version the kernel-* targets and qemu-shell work on, and every
 # version the guest image carries test programs for (kernel/patches/KVER).
 KVER ?= 6.1
-KVERS ?= 6.1
+KVERS ?= 6.1 6.12
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
