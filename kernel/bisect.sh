@@ -4,7 +4,7 @@
 # kernel/build.sh does, and build bzImage after each, with the .config of
 # the patched kernel (kernel/build.sh patched KVER makes it).  The
 # selftests of the series are compiled too once they exist.  One TAP line
-# per patch.
+# per patch; logs in build/kernel/KVER/bisect-logs.
 #
 # usage: kernel/bisect.sh [KVER]     KVER: 6.1 (default) or 6.12
 set -euo pipefail
@@ -29,7 +29,17 @@ flock 9
 # warnings a patch brings count against it.
 warnings() { { grep -E 'warning:' "$1" || true; } | sed -E 's/:[0-9]+:[0-9]+:/:/' | sort -u; }
 
-# A pristine tree built once is kept (.secbuf-baseline) for the next run.
+# The pristine tree, built once, is kept for the next run (.secbuf-baseline).
+# A run patches and builds it where it was built, since in a copy elsewhere
+# objtool, which records its path, and with it every object would be
+# rebuilt; a copy taken first is moved back when the run ends.
+pristine=$out/bisect-pristine
+logs=$out/bisect-logs
+if [ -d "$pristine" ]; then
+	echo "==> bisect($kver): put back the baseline of a run that was cut short" >&2
+	rm -rf "$tree"
+	mv "$pristine" "$tree"
+fi
 if [ ! -f "$tree/.secbuf-baseline" ] || ! cmp -s "$config" "$tree/.secbuf-baseline"; then
 	echo "==> bisect($kver): unpack $src_tar" >&2
 	rm -rf "$tree"
@@ -42,19 +52,18 @@ if [ ! -f "$tree/.secbuf-baseline" ] || ! cmp -s "$config" "$tree/.secbuf-baseli
 	warnings "$tree/bisect-0.log" >"$tree/warnings-0"
 	cp "$config" "$tree/.secbuf-baseline"
 fi
-# Work on a copy so that the kept baseline stays pristine.
-work=$out/bisect-work
-echo "==> bisect($kver): copy the baseline tree" >&2
-rm -rf "$work"
-cp -a "$tree" "$work"
-base=$tree
-tree=$work
+echo "==> bisect($kver): keep a copy of the baseline tree" >&2
+rm -rf "$logs"
+mkdir -p "$logs"
+cp "$tree/warnings-0" "$logs/warnings-0"
+cp -a "$tree" "$pristine"
+trap 'rm -rf "$tree" && mv "$pristine" "$tree"' EXIT
 
 echo "1..${#patches[@]}"
 n=0 passed=0 failed=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
-	log=$tree/bisect-$n.log
+	log=$logs/bisect-$n.log
 	t0=$SECONDS
 	res=$(patch -d "$tree" -p1 --fuzz=0 --no-backup-if-mismatch -N \
 		< "$series_dir/$p" 2>&1) || { echo "$res" | sed 's/^/# /'; fail "$p does not apply"; }
@@ -64,7 +73,7 @@ for p in "${patches[@]}"; do
 	fi
 	ok=1
 	make -C "$tree" -j2 bzImage >"$log" 2>&1 || ok=0
-	if [ $ok = 1 ] && warnings "$log" | comm -23 - "$base/warnings-0" |
+	if [ $ok = 1 ] && warnings "$log" | comm -23 - "$logs/warnings-0" |
 			sed 's/^/# new: /' | grep .; then
 		ok=0
 	fi
