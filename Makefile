@@ -1,9 +1,14 @@
-# secbuf: lock-on-fault for Linux 6.1 and a secure-buffer library on top.
-# Each target is one user-facing job; the work lives in the scripts it calls.
+# secbuf: lock-on-fault for Linux 6.1 and 6.12 and a secure-buffer library
+# on top.  Each target is one user-facing job; the work lives in the scripts
+# it calls.
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
+# The kernel version the kernel-* targets and qemu-shell work on, and every
+# version the guest image carries test programs for (kernel/patches/KVER).
+KVER ?= 6.1
+KVERS ?= 6.1 6.12
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
@@ -19,26 +24,28 @@ deps:
 lib:
 	$(MAKE) -C libsecbuf
 
-# The guest kernel, patched with kernel/patches/series or not, cached by hash.
+# The guest kernel KVER, patched with kernel/patches/KVER/series or not,
+# cached by hash.
 kernel: deps
-	@kernel/build.sh patched >/dev/null
+	@kernel/build.sh patched $(KVER) >/dev/null
 
 kernel-stock: deps
-	@kernel/build.sh stock >/dev/null
+	@kernel/build.sh stock $(KVER) >/dev/null
 
 kernel-lint: deps
-	@kernel/lint.sh
+	@kernel/lint.sh $(KVER)
 
-# Build after every patch of the series (about 15 min; not part of check).
+# Build after every patch of the series (15 to 30 min; not part of check).
 kernel-bisect: deps
-	@kernel/bisect.sh
+	@kernel/bisect.sh $(KVER)
 
-# Everything the guest image carries, built static into build/guest/bin.
-guest: lib kernel
+# Everything the guest image carries, built static into build/guest/bin;
+# the kernel's test programs for each of KVERS (this builds those kernels).
+guest: lib
 	$(MAKE) -C qemu guest
 	$(MAKE) -C tests/guest guest
 	$(MAKE) -C tests/host guest
-	kernel/selftests.sh
+	@for v in $(KVERS); do kernel/selftests.sh $$v || exit 1; done
 	$(MAKE) -C demo guest
 	$(MAKE) -C bench guest
 
@@ -81,8 +88,9 @@ uninstall:
 	$(MAKE) -C libsecbuf uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
-qemu-shell: deps guest
-	qemu/run-guest --shell
+qemu-shell: deps
+	$(MAKE) guest KVERS=$(KVER)
+	qemu/run-guest --kernel patched-$(KVER) --shell
 
 clean:
 	rm -rf build

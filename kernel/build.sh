@@ -1,41 +1,48 @@
 #!/bin/bash
-# Build the guest kernel: unpack Debian's linux-source-6.1, apply the series
-# (patched) or not (stock), configure tinyconfig + kernel/config/*.config and
-# build bzImage.  Trees are cached under build/kernel/ by a hash of everything
-# that goes into them, so an unchanged rebuild is a lookup.
+# Build the guest kernel: unpack Debian's linux-source-KVER, apply the series
+# of kernel/patches/KVER (patched) or not (stock), configure tinyconfig +
+# kernel/config/*.config (+ kernel/config/KVER/*.config, options only that
+# version has) and build bzImage.  Trees are cached under
+# build/kernel/KVER/ by a hash of everything that goes into them, so an
+# unchanged rebuild is a lookup.
 #
-# usage: kernel/build.sh patched|stock     prints the tree's path on stdout
+# usage: kernel/build.sh patched|stock [KVER]   KVER: 6.1 (default) or 6.12
+#        kernel/build.sh patched-KVER|stock-KVER  the names tests/guest/suites uses
+# Prints the tree's path.
 set -euo pipefail
 
-variant=${1:?usage: kernel/build.sh patched|stock}
-case "$variant" in patched|stock) ;; *) echo "kernel: unknown variant $variant" >&2; exit 2 ;; esac
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-src_tar=/usr/src/linux-source-6.1.tar.xz
-kdir=$top/kernel
-out=$top/build/kernel
+variant=${1:?usage: kernel/build.sh patched|stock [KVER]} kver=${2:-}
+case "$variant" in
+patched|stock) ;;
+patched-*|stock-*) kver=${variant#*-} variant=${variant%%-*} ;;
+*) echo "kernel: unknown variant $variant" >&2; exit 2 ;;
+esac
+# shellcheck source=kernel/common.sh
+. "$(dirname "$0")/common.sh"
+kver_select "$kver"
+kdir=$kernel_dir
+out=$kout
 mkdir -p "$out"
 
 t0=$SECONDS
-stage() { echo "==> kernel($variant): $*" >&2; }
-fail() { echo "kernel($variant): error: $*" >&2; exit 1; }
+stage() { echo "==> kernel($variant $kver): $*" >&2; }
+fail() { echo "kernel($variant $kver): error: $*" >&2; exit 1; }
 
 [ -r "$src_tar" ] || fail "$src_tar missing: run 'make deps'"
-src_version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
+src_version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || echo unknown)
 
 # Patches in series order; stock builds apply none.
 patches=()
 if [ "$variant" = patched ]; then
 	while read -r p; do
-		p=${p%%#*}; p=${p//[[:space:]]/}
-		[ -n "$p" ] && patches+=("$kdir/patches/$p")
-	done < "$kdir/patches/series"
+		patches+=("$series_dir/$p")
+	done < <(series_patches)
 fi
 for p in "${patches[@]}"; do [ -r "$p" ] || fail "series names missing patch $p"; done
 
 hash=$( {
-	echo "$variant $src_version $(stat -c %s "$src_tar")"
-	cat "$kdir/build.sh" "$kdir"/config/*.config
+	echo "$variant $kver $src_version $(stat -c %s "$src_tar")"
+	cat "$kdir/build.sh" "$kdir/common.sh" "${config_fragments[@]}"
 	for p in "${patches[@]}"; do basename "$p"; cat "$p"; done
 } | sha256sum | cut -c1-16)
 tree=$out/$variant-$hash
@@ -47,8 +54,9 @@ if [ -f "$tree/.secbuf-built" ]; then
 	exit 0
 fi
 
-# One build at a time: two cores cannot take more, and trees must not race.
-exec 9>"$out/.lock"
+# One build at a time, of any version: two cores cannot take more, and
+# trees must not race.
+exec 9>"$top/build/kernel/.lock"
 flock 9
 if [ -f "$tree/.secbuf-built" ]; then
 	ln -sfn "$(basename "$tree")" "$out/$variant"
@@ -76,9 +84,9 @@ for p in "${patches[@]}"; do
 	fi
 done
 
-stage "configure tinyconfig + $(cd "$kdir/config" && echo *.config)"
+stage "configure tinyconfig + ${config_fragments[*]#"$kdir/config/"}"
 make -C "$tree" -s tinyconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "tinyconfig failed (log: $log)"; }
-(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$kdir"/config/*.config) >>"$log" 2>&1 ||
+(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${config_fragments[@]}") >>"$log" 2>&1 ||
 	{ tail -50 "$log" >&2; fail "merge_config failed (log: $log)"; }
 make -C "$tree" -s olddefconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "olddefconfig failed"; }
 
@@ -91,7 +99,7 @@ while IFS= read -r line; do
 		opt=${line#\# }; opt=${opt%% *}
 		grep -q "^$opt=" "$tree/.config" && dropped+=("$line") ;;
 	esac
-done < <(cat "$kdir"/config/*.config)
+done < <(cat "${config_fragments[@]}")
 if [ ${#dropped[@]} -gt 0 ]; then
 	printf '  %s\n' "${dropped[@]}" >&2
 	fail "${#dropped[@]} option(s) of kernel/config did not land in .config (unmet dependencies?)"

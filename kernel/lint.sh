@@ -1,20 +1,22 @@
 #!/bin/bash
-# Run scripts/checkpatch.pl --strict over every patch of kernel/patches/series
-# in a pristine linux-source-6.1 tree (unpacked once into build/kernel/lint).
-# Prints one TAP line per patch and exits non-zero on any error, warning or
-# check.
+# Run scripts/checkpatch.pl --strict over every patch of the series of
+# kernel/patches/KVER, with the checkpatch of that version, in a pristine
+# linux-source-KVER tree (unpacked once into build/kernel/KVER/lint).
+# Prints one TAP line per patch and exits non-zero on any error, warning
+# or check.
 #
-# usage: kernel/lint.sh
+# usage: kernel/lint.sh [KVER]     KVER: 6.1 (default) or 6.12
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-src_tar=/usr/src/linux-source-6.1.tar.xz
-tree=$top/build/kernel/lint
-fail() { echo "lint: error: $*" >&2; exit 1; }
+# shellcheck source=kernel/common.sh
+. "$(dirname "$0")/common.sh"
+kver_select "${1:-}"
+tree=$kout/lint
+fail() { echo "lint($kver): error: $*" >&2; exit 1; }
 
 [ -r "$src_tar" ] || fail "$src_tar missing: run 'make deps'"
 if [ ! -f "$tree/.secbuf-unpacked" ]; then
-	echo "==> lint: unpack $src_tar" >&2
+	echo "==> lint($kver): unpack $src_tar" >&2
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	tar -xJf "$src_tar" -C "$tree" --strip-components=1
@@ -29,27 +31,23 @@ if ! python3 -c 'import ply' 2>/dev/null; then
 	PATH=/usr/bin:$PATH
 fi
 
-patches=()
-while read -r p; do
-	p=${p%%#*}; p=${p//[[:space:]]/}
-	[ -n "$p" ] && patches+=("$p")
-done < "${SERIES:-$top/kernel/patches/series}"
-[ ${#patches[@]} -gt 0 ] || fail "kernel/patches/series is empty"
+mapfile -t patches < <(series_patches)
+[ ${#patches[@]} -gt 0 ] || fail "${series_dir#"$top"/}/series is empty"
 
 echo "1..${#patches[@]}"
 n=0 passed=0 failed=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	out=$(cd "$tree" && perl scripts/checkpatch.pl --strict --showfile \
-		"$top/kernel/patches/$p" 2>&1) || true
+		"$series_dir/$p" 2>&1) || true
 	summary=$(grep -E '^total: ' <<<"$out" | tail -1) || true
 	if [[ "$summary" == "total: 0 errors, 0 warnings, 0 checks,"* ]] &&
 	   ! grep -q Traceback <<<"$out"; then
-		echo "ok $n $p: $summary"
+		echo "ok $n $kver/$p: $summary"
 		passed=$((passed + 1))
 	else
 		sed 's/^/# /' <<<"$out"
-		echo "not ok $n $p: ${summary:-checkpatch gave no summary}"
+		echo "not ok $n $kver/$p: ${summary:-checkpatch gave no summary}"
 		failed=$((failed + 1))
 	fi
 done

@@ -1,48 +1,78 @@
 #!/bin/bash
-# Build the kernel's guest test programs, static, into build/guest/bin/:
+# Build the kernel's guest test programs for one kernel version, static,
+# into build/guest/bin/linux-KVER/ (the guest puts the directory of the
+# kernel it booted first in PATH):
 #   - the series' own tests: lock-on-fault, lock-on-fault-abi,
 #     lock-on-fault-limit and lock-on-fault-probe (abi and the probe also
 #     run on the stock kernel);
-#   - upstream 6.1 tests, unmodified: mlock2-tests, mlock-random-test and
-#     on-fault-limit.
+#   - upstream's tests of that version, unmodified: mlock2-tests,
+#     mlock-random-test and on-fault-limit.
 # Each is built twice: for x86-64, and as NAME-32 for i386 (gcc -m32),
 # which goes through the kernel's ia32 syscall table and compat paths.
 # mlock-random-test has no 32-bit build: it links libcap, and Debian has
 # a 32-bit libcap only as a multiarch package (libcap-dev:i386).
-# All come from tools/testing/selftests/vm of the patched tree and compile
-# against its installed uapi headers (kernel/build.sh patched builds it).
+# All come from the selftests of the patched tree (tools/testing/selftests
+# vm on 6.1, mm on 6.12) and compile against its installed uapi headers
+# (kernel/build.sh patched KVER builds it), with the flags of that
+# version's selftests Makefile.
 #
-# usage: kernel/selftests.sh [TREE]     (default: the patched tree)
-# env GUEST_BIN=DIR builds into DIR instead.
+# usage: kernel/selftests.sh [KVER [TREE]]   (default: 6.1, its patched tree)
+# env GUEST_BIN=DIR builds into DIR/linux-KVER instead.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-tree=${1:-$("$top/kernel/build.sh" patched)}
-vm=$tree/tools/testing/selftests/vm
-bin=${GUEST_BIN:-$top/build/guest/bin}
+# shellcheck source=kernel/common.sh
+. "$(dirname "$0")/common.sh"
+kver_select "${1:-}"
+tree=${2:-$("$top/kernel/build.sh" patched "$kver")}
+bin=${GUEST_BIN:-$top/build/guest/bin}/linux-$kver
 cc=${CC:-gcc}
-fail() { echo "selftests: error: $*" >&2; exit 1; }
+fail() { echo "selftests($kver): error: $*" >&2; exit 1; }
 
-[ -d "$tree/usr/include/asm" ] || fail "$tree has no installed uapi headers: run kernel/build.sh patched"
-[ -f "$vm/lock-on-fault.c" ] || fail "$vm has no lock-on-fault tests: is the series applied?"
+[ -d "$tree/usr/include/asm" ] || fail "$tree has no installed uapi headers: run kernel/build.sh patched $kver"
+src=$(dirname "$(compgen -G "$tree/tools/testing/selftests/*/lock-on-fault.c" | head -1)")
+[ -f "$src/lock-on-fault.c" ] || fail "$tree has no lock-on-fault tests: is the series applied?"
 mkdir -p "$bin"
 
-# Flags of the selftests Makefile (-I top_srcdir, KHDR_INCLUDES), static.
+# The flags of the selftests Makefile of each version, static.  6.12's
+# links vm_util.c and thp_settings.c into every program, as upstream does.
 base=(-O2 -static -I "$tree" -isystem "$tree/usr/include")
+helpers=() libs=(-lrt -lpthread)
+case "$kver" in
+6.12)
+	base+=(-isystem "$tree/tools/include/uapi" -U_FORTIFY_SOURCE)
+	helpers=(vm_util thp_settings) libs+=(-lm)
+	;;
+esac
+
+obj=$(mktemp -d)
+trap 'rm -rf "$obj"' EXIT
+objs() {	# SUFFIX: the helpers' objects for one ABI
+	local o
+	for o in "${helpers[@]}"; do echo "$obj/$o$1.o"; done
+}
+for abi in "" -32; do
+	for o in "${helpers[@]}"; do
+		# shellcheck disable=SC2046
+		"$cc" "${base[@]}" -Wall ${abi:+-m32} -c -o "$obj/$o$abi.o" "$src/$o.c" ||
+			fail "$o.c does not build${abi:+ for i386}"
+	done
+done
 
 build() {	# NAME SUFFIX "CFLAGS" LIBS...
 	local name=$1 suffix=$2 flags=$3
 	shift 3
-	echo "==> selftests: $name$suffix" >&2
-	# shellcheck disable=SC2086
-	"$cc" "${base[@]}" $flags -o "$bin/$name$suffix.tmp" "$vm/$name.c" "$@" -lrt -lpthread ||
+	echo "==> selftests($kver): $name$suffix" >&2
+	# shellcheck disable=SC2046,SC2086
+	"$cc" "${base[@]}" $flags -o "$bin/$name$suffix.tmp" "$src/$name.c" \
+		$(objs "$suffix") "$@" "${libs[@]}" ||
 		fail "$name$suffix does not build"
 	mv "$bin/$name$suffix.tmp" "$bin/$name$suffix"
 }
 
 # Ours are held to -Werror; upstream's are built as upstream builds them.
-# On i386 the 6.1 kselftest harness casts pointers to uintmax_t in its
-# ASSERT_*() macros, which gcc warns about: that one warning is let pass.
+# On i386 the kselftest harness of both versions casts pointers to
+# uintmax_t in its ASSERT_*() macros, which gcc warns about: that one
+# warning is let pass.
 ours="lock-on-fault lock-on-fault-abi lock-on-fault-limit lock-on-fault-probe"
 for t in $ours; do
 	build "$t" "" "-Wall -Werror"
@@ -53,4 +83,4 @@ for t in mlock2-tests on-fault-limit; do
 	build "$t" -32 "-m32 -Wall"
 done
 build mlock-random-test "" "-Wall" -lcap
-echo "selftests: built into ${bin#"$top"/}" >&2
+echo "selftests($kver): built into ${bin#"$top"/}" >&2

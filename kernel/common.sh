@@ -1,0 +1,37 @@
+# shellcheck shell=bash disable=SC2034
+# Sourced by kernel/*.sh: which kernel a script works on, and what belongs
+# to that kernel.  Each version the project supports has its series in
+# kernel/patches/KVER/ and its source in Debian's linux-source-KVER.
+#
+#   kver_select [KVER]   sets kver, src_pkg, src_tar, series_dir, kout
+#                        (build/kernel/KVER) and config_fragments (those of
+#                        kernel/config/, then kernel/config/KVER/ if any);
+#                        KVER defaults to 6.1
+#   series_patches       prints the patches of the series, in order
+
+kernel_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$kernel_dir/.." && pwd)
+
+kver_select() {
+	kver=${1:-6.1}
+	series_dir=$kernel_dir/patches/$kver
+	if [ ! -f "$series_dir/series" ]; then
+		echo "kernel: no series for Linux '$kver' (have: $(cd "$kernel_dir/patches" && echo */ | tr -d /))" >&2
+		exit 2
+	fi
+	src_pkg=linux-source-$kver
+	src_tar=/usr/src/$src_pkg.tar.xz
+	kout=$top/build/kernel/$kver
+	config_fragments=("$kernel_dir"/config/*.config)
+	if [ -d "$kernel_dir/config/$kver" ]; then
+		config_fragments+=("$kernel_dir/config/$kver"/*.config)
+	fi
+}
+
+series_patches() {
+	local p
+	while read -r p; do
+		p=${p%%#*}; p=${p//[[:space:]]/}
+		[ -n "$p" ] && echo "$p"
+	done < "$series_dir/series"
+}
