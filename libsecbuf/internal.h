@@ -69,7 +69,16 @@ struct sb_region {
 	size_t data_len;
 	int method;		/* SECBUF_LOCK_* actually in effect */
 };
-SB_HIDDEN int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags);
+/* The lock method a buffer with these flags gets, or -1 with errno (strict). */
+SB_HIDDEN int sb_region_method(unsigned flags);
+/*
+ * Map data_len bytes (a page multiple) between guard pages, the leading
+ * guard at a multiple of align (a power of two, at least a page), locked
+ * with method, which a refused lock turns into SECBUF_LOCK_NONE under
+ * SECBUF_BEST_EFFORT.  0, or -1 with errno and nothing mapped.
+ */
+SB_HIDDEN int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method,
+			    unsigned flags);
 SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
 SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 /* Building blocks, also for the key page: 0 or -1 with errno. */

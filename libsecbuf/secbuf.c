@@ -20,7 +20,7 @@ static void *alloc(size_t size, unsigned flags)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
-	int err;
+	int err, method;
 
 	if (size == 0 || (flags & ~ALL_FLAGS)) {
 		errno = EINVAL;
@@ -31,10 +31,10 @@ static void *alloc(size_t size, unsigned flags)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (sb_ready() < 0)
+	if (sb_ready() < 0 || (method = sb_region_method(flags)) < 0)
 		return NULL;
 	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
-					      SB_CANARY_SIZE, page), flags) < 0)
+					      SB_CANARY_SIZE, page), page, method, flags) < 0)
 		return NULL;
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
