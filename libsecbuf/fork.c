@@ -13,16 +13,19 @@ static void prepare(void)
 {
 	sb_key_fork_prepare();
 	sb_registry_fork_prepare();
+	sb_meta_fork_prepare();
 }
 
 static void parent(void)
 {
+	sb_meta_fork_parent();
 	sb_registry_fork_parent();
 	sb_key_fork_parent();
 }
 
 static void child(void)
 {
+	sb_meta_fork_child();
 	sb_registry_fork_child();
 	sb_key_fork_child();
 }

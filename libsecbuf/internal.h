@@ -86,10 +86,41 @@ SB_HIDDEN int sb_name_range(void *start, size_t len, const char *name);
 /* Returns 1 where the kernel drops the range from children instead of zeroing it. */
 SB_HIDDEN int sb_advise_secret(void *start, size_t len);
 
-/* resident.c: walk the resident pages of a range (mincore). */
+/*
+ * metamem.c: fixed-size blocks for the library's bookkeeping, outside the
+ * malloc heap and core dumps; recycled per kind, never unmapped.
+ */
+#define SB_META_BLOCK (40 * 1024)
+enum sb_meta_kind {
+	SB_META_THREAD,
+	SB_META_KINDS
+};
+SB_HIDDEN void *sb_meta_get(enum sb_meta_kind kind);	/* NULL, errno ENOMEM */
+SB_HIDDEN void sb_meta_put(enum sb_meta_kind kind, void *block);
+SB_HIDDEN void sb_meta_fork_prepare(void);
+SB_HIDDEN void sb_meta_fork_parent(void);
+SB_HIDDEN void sb_meta_fork_child(void);
+
+/* thread.c: per-thread state, made on first need, given back at thread exit. */
+#define SB_WALK_VEC (16 * 1024)	/* pages per mincore call: 64 MiB of 4 KiB pages */
+struct sb_thread {
+	unsigned char walk_vec[SB_WALK_VEC];
+	int walk_ready;		/* walk_vec is resident */
+};
+SB_HIDDEN extern __thread struct sb_thread *sb_thread_self
+	__attribute__((tls_model("initial-exec")));
+SB_HIDDEN struct sb_thread *sb_thread_get(void);	/* NULL and errno on failure */
+
+/*
+ * resident.c: walk the resident pages of a range (mincore).  A walk
+ * faults nothing in: ranges of more than a few hundred pages use the
+ * thread's vector, which sb_resident_prepare(), called when a large
+ * buffer is made, has made resident beforehand.
+ */
 typedef void (*sb_page_fn)(void *page, size_t len);
 SB_HIDDEN int sb_resident_walk(unsigned char *start, size_t len, sb_page_fn fn,
 			       size_t *count);
+SB_HIDDEN void sb_resident_prepare(size_t len);
 
 /* wipe.c */
 SB_HIDDEN void sb_wipe(void *p, size_t len);

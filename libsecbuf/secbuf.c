@@ -36,6 +36,7 @@ static void *alloc(size_t size, unsigned flags)
 	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
 					      SB_CANARY_SIZE, page), page, method, flags) < 0)
 		return NULL;
+	sb_resident_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
 				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
