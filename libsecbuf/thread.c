@@ -20,6 +20,7 @@ static void thread_exit(void *arg)
 {
 	struct sb_thread *t = arg;
 
+	sb_packed_thread_exit(t);
 	sb_thread_self = NULL;
 	sb_meta_put(SB_META_THREAD, t);
 }
@@ -43,8 +44,9 @@ struct sb_thread *sb_thread_get(void)
 	t = sb_meta_get(SB_META_THREAD);
 	if (!t)
 		return NULL;
-	/* A recycled block: everything but the vector, whose bytes do not matter. */
-	memset(&t->walk_ready, 0, sizeof(*t) - offsetof(struct sb_thread, walk_ready));
+	/* A recycled block: the counts; the bytes of the vector and bins do not matter. */
+	memset(&t->walk_ready, 0, offsetof(struct sb_thread, bin) -
+				  offsetof(struct sb_thread, walk_ready));
 	if (pthread_setspecific(exit_key, t) != 0) {
 		sb_meta_put(SB_META_THREAD, t);
 		errno = ENOMEM;
@@ -52,4 +54,11 @@ struct sb_thread *sb_thread_get(void)
 	}
 	sb_thread_self = t;
 	return t;
+}
+
+/* fork(): what the bins hold belongs to the parent's slabs. */
+void sb_thread_fork_child(void)
+{
+	if (sb_thread_self)
+		sb_packed_thread_forget(sb_thread_self);
 }
