@@ -5,9 +5,13 @@
  *         alloc + use + free, peak RSS, locked memory and page faults;
  *  small  32-byte secrets: alloc/free pairs per second on 1 and 2 threads,
  *         and how many can be live at once before the allocator fails
- *         (bounded by a count cap and a time cap).
+ *         (bounded by a count cap and a time cap), with the mappings and
+ *         locked memory they take; then again as uid 65534 under the usual
+ *         8 MiB RLIMIT_MEMLOCK.
  * Every measurement runs in a fresh process so RSS, VmLck and faults are
- * its own.  Results are "# KEEP: bench ..." records for bench/report.
+ * its own; an allocator's one-time process set-up (alloc.h) is done there
+ * before the clock starts.  Results are "# KEEP: bench ..." records for
+ * bench/report.
  */
 #define _GNU_SOURCE
 #include "alloc.h"
@@ -20,11 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define USED (4 * KiB)
 #define SECRET 32
 #define MAX_CAPS 8
+#define NOBODY 65534
 
 struct config {
 	size_t caps[MAX_CAPS];
@@ -34,6 +40,8 @@ struct config {
 	long live_cap;		/* stop counting live allocations here */
 	double live_secs;	/* ... or after this long */
 	size_t small_heap;	/* OpenSSL arena for the small-secret jobs */
+	size_t nobody_memlock;	/* RLIMIT_MEMLOCK of the uid 65534 run */
+	size_t nobody_heap;	/* OpenSSL arena there: it must fit under the limit */
 	const char *only;	/* run only this allocator */
 };
 
@@ -42,6 +50,7 @@ struct job {
 	const struct allocator *a;
 	size_t size;
 	int threads;
+	int nobody;		/* live run as uid 65534 under nobody_memlock */
 };
 
 /* alloc + use 4 KiB + free of one buffer: out = ms, peak RSS kB over the
@@ -56,6 +65,8 @@ static int large_once(void *arg, double *out, int nout)
 
 	if (nout < 5)
 		return 0;
+	if (a->warmup)
+		a->warmup(job->size);
 	reset_peak_rss();
 	rss0 = status_kb("VmRSS");
 	faults0 = faults_now();
@@ -128,7 +139,11 @@ static int small_once(void *arg, double *out, int nout)
 	void *live;
 	int i;
 
-	if (nout < 1 || job->threads > 2 || job->a->setup(job->cfg->small_heap))
+	if (nout < 1 || job->threads > 2)
+		return 0;
+	if (job->a->warmup)
+		job->a->warmup(job->cfg->small_heap);
+	if (job->a->setup(job->cfg->small_heap))
 		return 0;
 	live = job->a->alloc(SECRET);
 	if (!live)
@@ -152,18 +167,57 @@ static int small_once(void *arg, double *out, int nout)
 	return 1;
 }
 
-/* Live 32-byte allocations until failure or a cap: out = count, stop
- * reason (0 failed, 1 count cap, 2 time cap), errno, seconds, VmLck kB. */
+/* Lines of /proc/self/maps: mappings. */
+static long mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	long n = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static int become_nobody(size_t memlock)
+{
+	struct rlimit rl = { memlock, memlock };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0) {
+		fprintf(stderr, "bench: uid %d with RLIMIT_MEMLOCK %zu: %s\n", NOBODY, memlock,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Live 32-byte allocations until failure or a cap: out = count, stop
+ * reason (0 failed, 1 count cap, 2 time cap), errno, seconds, VmLck kB,
+ * mappings added, locked resident kB added (smaps Locked).
+ */
 static int live_once(void *arg, double *out, int nout)
 {
 	const struct job *job = arg;
 	const struct config *cfg = job->cfg;
+	size_t heap = job->nobody ? cfg->nobody_heap : cfg->small_heap;
 	void **ptrs = malloc(cfg->live_cap * sizeof(*ptrs));
-	double t0 = now_ms(), end = t0 + cfg->live_secs * 1e3;
-	long n = 0;
+	double t0, end;
+	long n = 0, maps0, locked0;
 
-	if (!ptrs || nout < 5 || job->a->setup(cfg->small_heap))
+	if (!ptrs || nout < 7 || (job->nobody && become_nobody(cfg->nobody_memlock) < 0))
 		return 0;
+	if (job->a->warmup)
+		job->a->warmup(heap);
+	if (job->a->setup(heap))
+		return 0;
+	maps0 = mappings();
+	locked0 = locked_resident_kb();
+	t0 = now_ms();
+	end = t0 + cfg->live_secs * 1e3;
 	out[1] = 1;
 	out[2] = 0;
 	while (n < cfg->live_cap) {
@@ -183,11 +237,13 @@ static int live_once(void *arg, double *out, int nout)
 	out[0] = n;
 	out[3] = (now_ms() - t0) / 1e3;
 	out[4] = status_kb("VmLck");
+	out[5] = mappings() - maps0;
+	out[6] = locked_resident_kb() - locked0;
 	while (n > 0)
 		job->a->free(ptrs[--n], SECRET);
 	job->a->teardown();
 	free(ptrs);
-	return 5;
+	return 7;
 }
 
 static void parse_caps(struct config *cfg, char *list)
@@ -209,7 +265,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bench-alloc [-c CAPS] [-r RUNS] [-d SMALL_MS] [-l LIVE_CAP]\n"
 		"                   [-L LIVE_SECS] [-H SMALL_HEAP] [-a ALLOCATOR]\n"
-		"  defaults: -c 1M,16M,256M,1G -r 5 -d 200 -l 1000000 -L 10 -H 16M\n");
+		"  defaults: -c 1M,16M,256M,1G -r 5 -d 200 -l 1000000 -L 10 -H 16M\n"
+		"  the live count is also run as uid 65534 under an 8 MiB RLIMIT_MEMLOCK\n"
+		"  (OpenSSL's arena 4 MiB there), if run as root\n");
 	exit(2);
 }
 
@@ -226,10 +284,11 @@ static void verdict(int ok, const char *fmt, const char *name, double arg)
 int main(int argc, char **argv)
 {
 	struct config cfg = { .runs = 5, .small_ms = 200, .live_cap = 1000000,
-			      .live_secs = 10, .small_heap = 16 * MiB };
+			      .live_secs = 10, .small_heap = 16 * MiB,
+			      .nobody_memlock = 8 * MiB, .nobody_heap = 4 * MiB };
 	char defcaps[] = "1M,16M,256M,1G";
-	int opt, i, c, r, t;
-	double v[5];
+	int opt, i, c, r, t, root = geteuid() == 0;
+	double v[7];
 
 	parse_caps(&cfg, defcaps);
 	while ((opt = getopt(argc, argv, "c:r:d:l:L:H:a:")) != -1) {
@@ -258,11 +317,11 @@ int main(int argc, char **argv)
 	record("machine %s", machine_desc());
 	for (i = 0; i < nallocators; i++) {
 		const struct allocator *a = &allocators[i];
-		struct job job = { &cfg, a, 0, 1 };
+		struct job job = { &cfg, a, 0, 1, 0 };
 
 		if (cfg.only && strcmp(cfg.only, a->name))
 			continue;
-		for (c = 0; c < cfg.ncaps; c++) {
+		for (c = 0; c < cfg.ncaps && !a->max_size; c++) {
 			double tm[32], rss[32], lck[32], res[32], flt[32];
 			struct stats st;
 
@@ -286,6 +345,8 @@ int main(int argc, char **argv)
 			       stats_of(lck, r).med, stats_of(res, r).med,
 			       stats_of(flt, r).med);
 		}
+		if (a->large_only)
+			continue;
 		for (t = 1; t <= 2; t++) {
 			double ops[32];
 			struct stats st;
@@ -302,16 +363,22 @@ int main(int argc, char **argv)
 			       "ops_med=%.0f ops_min=%.0f ops_max=%.0f",
 			       a->name, t, SECRET, r, st.med, st.min, st.max);
 		}
-		r = run_isolated(live_once, &job, v, 5) == 5;
-		verdict(r, "alloc-live %s (cap %.0f)", a->name, cfg.live_cap);
-		if (r)
-			record("alloc-live allocator=%s size=%d count=%.0f stop=%s errno=%s "
-			       "secs=%.2f vmlck_kb=%.0f cap=%ld cap_secs=%.0f heap_kb=%zu",
-			       a->name, SECRET, v[0],
+		for (job.nobody = 0; job.nobody <= root; job.nobody++) {
+			r = run_isolated(live_once, &job, v, 7) == 7;
+			verdict(r, job.nobody ? "alloc-live %s as uid 65534 (cap %.0f)" :
+				"alloc-live %s (cap %.0f)", a->name, cfg.live_cap);
+			if (!r)
+				continue;
+			record("alloc-live allocator=%s size=%d uid=%d memlock_kb=%ld count=%.0f "
+			       "stop=%s errno=%s secs=%.2f vmlck_kb=%.0f maps=%.0f locked_kb=%.0f "
+			       "cap=%ld cap_secs=%.0f heap_kb=%zu",
+			       a->name, SECRET, job.nobody ? NOBODY : (int)geteuid(),
+			       job.nobody ? (long)(cfg.nobody_memlock / KiB) : -1L, v[0],
 			       v[1] == 0 ? "alloc-failed" : v[1] == 1 ? "count-cap" : "time-cap",
 			       v[1] == 0 && v[2] ? strerrorname_np((int)v[2]) ?: "?" : "-",
-			       v[3], v[4], cfg.live_cap, cfg.live_secs,
-			       cfg.small_heap / KiB);
+			       v[3], v[4], v[5], v[6], cfg.live_cap, cfg.live_secs,
+			       (job.nobody ? cfg.nobody_heap : cfg.small_heap) / KiB);
+		}
 	}
 	printf("1..%d\n", test);
 	return failed ? 1 : 0;

@@ -14,10 +14,10 @@ set xtics ("1" 1, "16" 16, "256" 256, "1024" 1024)
 host = resdir."/alloc-large-host.dat"
 guest = resdir."/alloc-large-guest.dat"
 set title "host, its own kernel (Linux ".system("uname -r | tr -d '\\n'").", real time)"
-plot for [c=2:5] host using 1:c with linespoints lw 2 pt 7
+plot for [c=2:6] host using 1:c with linespoints lw 2 pt 7
 set title "guest, patched kernel (QEMU TCG: ratios only)"
 if (system("test -s ".guest." && echo yes") eq "yes") {
-	plot for [c=2:5] guest using 1:c with linespoints lw 2 pt 7
+	plot for [c=2:6] guest using 1:c with linespoints lw 2 pt 7
 } else {
 	set label 1 "no guest results" at graph 0.4, 0.5
 	unset logscale

@@ -22,7 +22,7 @@ function num(x) {
 function big(x) { return x == "" ? "-" : sprintf("%.0f", x) }
 function range(med, lo, hi) { return num(med) " (" num(lo) "–" num(hi) ")" }
 function ratio(a, b) { return (a == "" || b == "" || b + 0 <= 0) ? "" : a / b }
-function rfmt(r) { return r == "" ? "n/a" : sprintf("%.2f×", r) }
+function rfmt(r) { return r == "" ? "n/a" : sprintf(r < 0.1 ? "%.3g×" : "%.2f×", r) }
 function mib(kb) { kb += 0; return kb >= 1048576 ? kb / 1048576 " GiB" : kb / 1024 " MiB" }
 # Median/min/max of a comma list, into S["med"], S["min"], S["max"].
 function pool(list,   v, n, i, j, t) {
@@ -69,7 +69,9 @@ $2 == "alloc-small" {
 }
 $2 == "alloc-live" {
 	kv(); k = src SUBSEP F["allocator"]
+	if (F["uid"] == 65534) k = k SUBSEP "nobody"
 	for (f in F) LV[k, f] = F[f]
+	if (!((src, F["allocator"]) in seenA)) { seenA[src, F["allocator"]] = 1; alist[src] = alist[src] " " F["allocator"] }
 	next
 }
 $2 == "kcost" {
@@ -170,7 +172,8 @@ function allocs(src, title, note,   o, n, names, i, c, caps, nc, k, base, r, th1
 	print "## " title "\n" > o
 	print "Machine: " machine[src] ".  " note "\n" > o
 	print "### Large buffers: one buffer per capacity, 4 KiB of it used\n" > o
-	print "Time for alloc + use + free, median of " lruns[src] " runs (min–max), in a fresh process each;" > o
+	print "Time for alloc + use + free, median of " lruns[src] " runs (min–max), in a fresh process each," > o
+	print "after the allocator's one-time process set-up (secbuf: probe, key page, thread state; sodium_init);" > o
 	print "peaks are over the buffer's life (OpenSSL: arena init to teardown, included in its time)." > o
 	print "With THP \"always\" (see the machine line) a fault can map a 2 MiB page, so faults drop.\n" > o
 	print "| allocator | locking | capacity | alloc+use+free ms | × secbuf | peak RSS kB | peak VmLck kB | peak locked resident kB | page faults |" > o
@@ -184,33 +187,66 @@ function allocs(src, title, note,   o, n, names, i, c, caps, nc, k, base, r, th1
 			      " | " rfmt(ratio(L[k, "time_med"], base)) " | " big(L[k, "rss_kb"]) " | " big(L[k, "vmlck_kb"]) \
 			      " | " big(L[k, "locked_kb"]) " | " big(L[k, "faults"]) " |" > o
 		}
+	floorcmp(src, o, caps, nc)
 	print "\n### Small secrets: 32-byte alloc + write + free pairs per second\n" > o
 	print "Median of the runs (min–max), one other 32-byte secret live throughout.\n" > o
-	print "| allocator | 1 thread | 2 threads | 2 threads / 1 thread |" > o
-	print "|---|---:|---:|---:|" > o
+	print "| allocator | 1 thread | 2 threads | 2 threads / 1 thread | 1 thread / openssl_secure |" > o
+	print "|---|---:|---:|---:|---:|" > o
 	for (i = 1; i <= n; i++) {
 		th1 = src SUBSEP names[i] SUBSEP 1; th2 = src SUBSEP names[i] SUBSEP 2
 		if (!((th1, "ops_med") in SM)) continue
 		print "| " names[i] " | " range(SM[th1, "ops_med"], SM[th1, "ops_min"], SM[th1, "ops_max"]) " | " \
-		      range(SM[th2, "ops_med"], SM[th2, "ops_min"], SM[th2, "ops_max"]) " | " rfmt(ratio(SM[th2, "ops_med"], SM[th1, "ops_med"])) " |" > o
+		      range(SM[th2, "ops_med"], SM[th2, "ops_min"], SM[th2, "ops_max"]) " | " rfmt(ratio(SM[th2, "ops_med"], SM[th1, "ops_med"])) \
+		      " | " rfmt(ratio(SM[th1, "ops_med"], SM[src, "openssl_secure", 1, "ops_med"])) " |" > o
 	}
 	for (i = 1; i <= n; i++) if ((src, names[i], "count") in LV) kl = src SUBSEP names[i]
 	print "\n### Live 32-byte allocations before the allocator fails\n" > o
 	print "Bounded: at most " LV[kl, "cap"] " allocations or " LV[kl, "cap_secs"] " s per allocator.  " \
 	      "OpenSSL's arena is " LV[kl, "heap_kb"] " kB here (its limit is arena / 32 bytes); " \
-	      "vm.max_map_count limits the mmap-per-secret allocators.\n" > o
-	print "| allocator | live allocations | stopped by | errno | seconds | VmLck kB at the end |" > o
-	print "|---|---:|---|---|---:|---:|" > o
+	      "vm.max_map_count limits the mmap-per-secret allocators.  Mappings and locked resident memory" \
+	      " (smaps Locked) are what the live secrets added.\n" > o
+	print "| allocator | live allocations | stopped by | errno | seconds | VmLck kB at the end | mappings added | per 1,000 secrets | locked resident bytes per secret |" > o
+	print "|---|---:|---|---|---:|---:|---:|---:|---:|" > o
 	for (i = 1; i <= n; i++) {
 		k = src SUBSEP names[i]
 		if (!((k, "count") in LV)) continue
-		print "| " names[i] " | " LV[k, "count"] " | " LV[k, "stop"] " | " LV[k, "errno"] " | " LV[k, "secs"] " | " big(LV[k, "vmlck_kb"]) " |" > o
+		print "| " names[i] " | " LV[k, "count"] " | " LV[k, "stop"] " | " LV[k, "errno"] " | " LV[k, "secs"] " | " big(LV[k, "vmlck_kb"]) \
+		      " | " big(LV[k, "maps"]) " | " per1000(LV[k, "maps"], LV[k, "count"]) " | " perSecret(LV[k, "locked_kb"], LV[k, "count"]) " |" > o
+	}
+	for (i = 1; i <= n; i++) if ((src, names[i], "nobody", "count") in LV) kl = src SUBSEP names[i] SUBSEP "nobody"
+	if ((kl, "memlock_kb") in LV) {
+		print "\n### Live 32-byte allocations as uid 65534 under RLIMIT_MEMLOCK " LV[kl, "memlock_kb"] " kB\n" > o
+		print "The usual limit of an unprivileged process.  OpenSSL's arena is " LV[kl, "heap_kb"] " kB here, to fit under it.\n" > o
+		print "| allocator | live allocations | stopped by | errno | seconds | VmLck kB at the end |" > o
+		print "|---|---:|---|---|---:|---:|" > o
+		for (i = 1; i <= n; i++) {
+			k = src SUBSEP names[i] SUBSEP "nobody"
+			if (!((k, "count") in LV)) continue
+			print "| " names[i] " | " LV[k, "count"] " | " LV[k, "stop"] " | " LV[k, "errno"] " | " LV[k, "secs"] " | " big(LV[k, "vmlck_kb"]) " |" > o
+		}
 	}
 	print "" > o
 }
-function plotdata(src, file,   n, names, nc, caps, c, i, row) {
-	n = split(alist[src], names, " "); nc = split(clist[src], caps, " ")
+function per1000(m, c) { return (m == "" || c + 0 <= 0) ? "-" : sprintf("%.2f", m * 1000 / c) }
+function perSecret(kb, c) { return (kb == "" || c + 0 <= 0) ? "-" : sprintf("%.1f", kb * 1024 / c) }
+# secbuf against the syscall floor and sodium_malloc, per capacity: the targets.
+function floorcmp(src, o, caps, nc,   c, sb, fl, na) {
+	if (!((src, "syscall_floor", caps[nc], "time_med") in L)) return
+	print "\nsecbuf against the syscall floor (mmap, mlock2(MLOCK_ONFAULT), one mincore, wipe, munmap) and sodium_malloc:\n" > o
+	print "| capacity | secbuf ms | syscall floor ms | secbuf / floor | sodium_malloc / secbuf |" > o
+	print "|---:|---:|---:|---:|---:|" > o
+	for (c = 1; c <= nc; c++) {
+		sb = L[src, "secbuf", caps[c], "time_med"]; fl = L[src, "syscall_floor", caps[c], "time_med"]
+		na = L[src, "sodium_malloc", caps[c], "time_med"]
+		print "| " mib(caps[c]) " | " num(sb) " | " num(fl) " | " rfmt(ratio(sb, fl)) " | " rfmt(ratio(na, sb)) " |" > o
+	}
+}
+function plotdata(src, file,   n, all, names, nc, caps, c, i, k, row) {
+	n = split(alist[src], all, " "); nc = split(clist[src], caps, " ")
 	if (nc == 0) return
+	# Only allocators that served large buffers (packed secrets do not).
+	for (i = 1; i <= n; i++) if ((src, all[i], caps[1], "time_med") in L) names[++k] = all[i]
+	n = k
 	row = "capacity_MiB"
 	for (i = 1; i <= n; i++) row = row " " names[i]
 	print row > file
@@ -304,16 +340,16 @@ function kcost(   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, b
 }
 
 # ---- headline ---------------------------------------------------------------
-function headline(   o, src, names, n, i, cap, k, row, g, caps, nc) {
+function headline(   o, src, names, n, i, cap, row, g, caps, nc, cell, sb, fl, na, pk1, pk2, os1, nob) {
 	o = out "/headline.md"
 	src = "host-alloc"
 	nc = split(clist[src], caps, " "); cap = caps[nc]	# the largest measured
-	n = split("secbuf sodium_malloc openssl_secure malloc+mlock", names, " ")
+	n = split("secbuf secbuf_packed sodium_malloc openssl_secure malloc+mlock syscall_floor", names, " ")
 	print "Host: " machine[src] " (real time; medians of " lruns[src] " runs).\n" > o
 	row = "| " mib(cap) " capacity, 4 KiB used |"
 	for (i = 1; i <= n; i++) row = row " " names[i] " |"
 	print row > o
-	print "|---|---:|---:|---:|---:|" > o
+	print "|---|---:|---:|---:|---:|---:|---:|" > o
 	row = "| alloc + use + free, ms |"
 	for (i = 1; i <= n; i++) row = row " " num(L[src, names[i], cap, "time_med"]) " |"
 	print row > o
@@ -326,9 +362,26 @@ function headline(   o, src, names, n, i, cap, k, row, g, caps, nc) {
 	row = "| 32-byte alloc/free pairs/s, 1 thread |"
 	for (i = 1; i <= n; i++) row = row " " big(SM[src, names[i], 1, "ops_med"]) " |"
 	print row > o
-	row = "| live 32-byte secrets before failure |"
-	for (i = 1; i <= n; i++) row = row " " (LV[src, names[i], "count"] == "" ? "-" : LV[src, names[i], "count"] (LV[src, names[i], "stop"] == "alloc-failed" ? "" : " (cap)")) " |"
+	row = "| 32-byte alloc/free pairs/s, 2 threads |"
+	for (i = 1; i <= n; i++) row = row " " big(SM[src, names[i], 2, "ops_med"]) " |"
 	print row > o
+	row = "| live 32-byte secrets before failure |"
+	for (i = 1; i <= n; i++) row = row " " livecount(src SUBSEP names[i]) " |"
+	print row > o
+	row = "| ... as uid 65534, RLIMIT_MEMLOCK 8 MiB |"
+	for (i = 1; i <= n; i++) row = row " " livecount(src SUBSEP names[i] SUBSEP "nobody") " |"
+	print row > o
+	row = "| locked resident bytes per live secret |"
+	for (i = 1; i <= n; i++) row = row " " perSecret(LV[src, names[i], "locked_kb"], LV[src, names[i], "count"]) " |"
+	print row > o
+	row = "| mappings per 1,000 live secrets |"
+	for (i = 1; i <= n; i++) row = row " " per1000(LV[src, names[i], "maps"], LV[src, names[i], "count"]) " |"
+	print row > o
+	sb = L[src, "secbuf", cap, "time_med"]; fl = L[src, "syscall_floor", cap, "time_med"]; na = L[src, "sodium_malloc", cap, "time_med"]
+	pk1 = SM[src, "secbuf_packed", 1, "ops_med"]; pk2 = SM[src, "secbuf_packed", 2, "ops_med"]; os1 = SM[src, "openssl_secure", 1, "ops_med"]
+	print "\nAt " mib(cap) " secbuf takes " rfmt(ratio(sb, fl)) " the syscall floor's time and sodium_malloc " rfmt(ratio(na, sb)) \
+	      " secbuf's; packed 32-byte secrets: " rfmt(ratio(pk1, os1)) " OpenSSL's secure heap on 1 thread, " \
+	      rfmt(ratio(pk2, pk1)) " their own 1-thread rate on 2 threads." > o
 	g = "guest-bench"
 	if (has2015[g]) {
 		print "\n2015 experiment, guest on the patched kernel (QEMU TCG, " mib(size2015[g]) " file on tmpfs, " acc2015[g] " reads):" > o
@@ -338,6 +391,10 @@ function headline(   o, src, names, n, i, cap, k, row, g, caps, nc) {
 	}
 	print "\nFull tables: [2015 experiment](bench/results/2015.md), [allocators](bench/results/alloc.md), " \
 	      "[kernel cost](bench/results/kcost.md); chart: ![alloc+use+free vs capacity](bench/results/alloc-large.png)" > o
+}
+function livecount(k) {
+	if (LV[k, "count"] == "") return "-"
+	return LV[k, "count"] (LV[k, "stop"] == "alloc-failed" ? "" : " (cap)")
 }
 
 END {

@@ -9,6 +9,11 @@
  * front of the pointer catches underflows within the page.  Corruption,
  * double frees and foreign pointers print a message and abort().
  *
+ * Small secrets may instead be packed (SECBUF_PACKED): they share locked
+ * slab pages, separated by 16 keyed guard bytes that free checks, so an
+ * overflow is caught at free rather than by the MMU at once.  See
+ * secbuf_alloc(3) for when to choose which.
+ *
  * Canaries and metadata check values come from SipHash-2-4 under a
  * per-process key kept in its own locked page, out of core dumps; a forked
  * child draws its own.  Buffers inherited across fork() read as zeros in
@@ -34,6 +39,10 @@ extern "C" {
 /* Flags for secbuf_alloc_flags(). */
 #define SECBUF_POPULATE		0x1u	/* fault in and lock every page now */
 #define SECBUF_BEST_EFFORT	0x2u	/* succeed unlocked if locking is refused */
+#define SECBUF_PACKED		0x4u	/* may share locked pages with other packed secrets */
+
+/* The largest size SECBUF_PACKED packs; larger ones get a guarded buffer. */
+#define SECBUF_PACKED_MAX	256
 
 /* Access modes for secbuf_protect(). */
 #define SECBUF_NOACCESS		0
@@ -66,15 +75,18 @@ struct secbuf_stat {
 void *secbuf_alloc(size_t size);
 
 /*
- * secbuf_alloc() with flags SECBUF_POPULATE and/or SECBUF_BEST_EFFORT.
- * Errors as secbuf_alloc(), plus EINVAL for unknown flags.  With
- * SECBUF_BEST_EFFORT a refused lock yields an unlocked buffer instead.
+ * secbuf_alloc() with flags SECBUF_POPULATE, SECBUF_BEST_EFFORT and/or
+ * SECBUF_PACKED.  Errors as secbuf_alloc(), plus EINVAL for unknown flags.
+ * With SECBUF_BEST_EFFORT a refused lock yields an unlocked buffer instead.
+ * With SECBUF_PACKED and size <= SECBUF_PACKED_MAX, a packed secret: in a
+ * shared locked slab, no guard page of its own, not protectable.
  */
 void *secbuf_alloc_flags(size_t size, unsigned flags);
 
 /*
  * Check the canary and padding, wipe the resident data pages, unmap; NULL is
- * a no-op, errno is kept.  Corruption, a double free, a foreign pointer
+ * a no-op, errno is kept.  A packed secret: check its guard bytes and
+ * padding, zero its slot.  Corruption, a double free, a foreign pointer
  * (even one inside a buffer) or a buffer inherited across fork() aborts.
  * Waits for a secbuf_protect()/secbuf_stat() of the buffer in another
  * thread.  See secbuf_free(3) for stale pointers.
@@ -83,8 +95,9 @@ void secbuf_free(void *ptr);
 
 /*
  * Set the access of the buffer's data pages to SECBUF_NOACCESS, _READONLY or
- * _READWRITE.  Returns 0, or -1 with errno EINVAL (bad mode or NULL) or the
- * error of mprotect(2).  A foreign pointer aborts.
+ * _READWRITE.  Returns 0, or -1 with errno EINVAL (bad mode, NULL, or a
+ * packed secret, whose pages are shared) or the error of mprotect(2).  A
+ * foreign pointer aborts.
  */
 int secbuf_protect(void *ptr, int access);
 

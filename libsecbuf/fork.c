@@ -3,7 +3,7 @@
  * thread held at that moment would stay held in the child for ever.  Every
  * lock of the library is taken before fork() and released on both sides;
  * the child then sets its own state straight (a new key on first use, the
- * parent's buffers set aside).  The order is the order the library nests
+ * parent's buffers and slabs set aside).  The order is the order the library nests
  * them in.
  */
 #include <pthread.h>
@@ -13,16 +13,23 @@ static void prepare(void)
 {
 	sb_key_fork_prepare();
 	sb_registry_fork_prepare();
+	sb_pool_fork_prepare();
+	sb_meta_fork_prepare();
 }
 
 static void parent(void)
 {
+	sb_meta_fork_parent();
+	sb_pool_fork_parent();
 	sb_registry_fork_parent();
 	sb_key_fork_parent();
 }
 
 static void child(void)
 {
+	sb_meta_fork_child();
+	sb_pool_fork_child();
+	sb_thread_fork_child();
 	sb_registry_fork_child();
 	sb_key_fork_child();
 }

@@ -26,6 +26,7 @@
 #endif
 
 static struct sb_caps caps;
+size_t sb_pagesize;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -118,6 +119,7 @@ static void caps_init(void)
 	int saved = errno;
 
 	caps.page = sysconf(_SC_PAGESIZE);
+	sb_pagesize = caps.page;
 	probe_kernel();
 	caps.method = force && *force ? forced_method(force) : default_method();
 	caps.err = caps.method < 0 ? errno : sb_fork_init();

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -26,9 +27,9 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-/* The lock method this buffer gets, or -1 with errno when strict forbids it. */
-static int choose_method(const struct sb_caps *caps, unsigned flags)
+int sb_region_method(unsigned flags)
 {
+	const struct sb_caps *caps = sb_caps();
 	int m = caps->method, err = EOPNOTSUPP;
 
 	/* mlock is eager: right only when the caller asked for every page. */
@@ -135,6 +136,34 @@ static void populate(const struct sb_region *r)
 }
 
 /*
+ * Reserve map_len bytes starting at a multiple of align (a power of two, at
+ * least a page): map align - page bytes more, then trim both ends.
+ */
+static unsigned char *reserve(size_t map_len, size_t align)
+{
+	size_t page = sb_caps()->page, extra = align - page, head;
+	unsigned char *p;
+
+	if (map_len > SIZE_MAX - extra) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	p = mmap(NULL, map_len + extra, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		/* All else is constant, so EINVAL is about the length (valgrind). */
+		if (errno == EINVAL)
+			errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	head = -(uintptr_t)p & (align - 1);
+	if ((head && munmap(p, head) < 0) ||
+	    (extra - head && munmap(p + head + map_len, extra - head) < 0))
+		sb_misuse("munmap of the unaligned ends of a reservation failed: %m");
+	return p + head;
+}
+
+/*
  * Reserve the whole range, name it, then map the data over its middle.
  * Named before the data is mapped, the reservation merges with the named
  * guards of neighbouring buffers at once; the split for the data then
@@ -142,23 +171,17 @@ static void populate(const struct sb_region *r)
  * allocation would briefly need two VMAs more than it keeps, and a free
  * at vm.max_map_count would not make room for the next allocation.
  */
-int sb_region_map(struct sb_region *r, size_t data_len, unsigned flags)
+int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method,
+		  unsigned flags)
 {
 	const struct sb_caps *caps = sb_caps();
 
-	r->method = choose_method(caps, flags);
-	if (r->method < 0)
-		return -1;
+	r->method = method;
 	r->data_len = data_len;
 	r->map_len = data_len + 2 * caps->page;
-	r->base = mmap(NULL, r->map_len, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r->base == MAP_FAILED) {
-		/* All else is constant, so EINVAL is about the length (valgrind). */
-		if (errno == EINVAL)
-			errno = ENOMEM;
+	r->base = reserve(r->map_len, align);
+	if (r->base == MAP_FAILED)
 		return -1;
-	}
 	r->data = r->base + caps->page;
 	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
 	    sb_advise_secret(r->data, r->data_len) < 0 ||

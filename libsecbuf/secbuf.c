@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include "internal.h"
 
-#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT)
+#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED)
 
 static uint64_t serial;	/* allocations so far */
 
@@ -20,22 +20,25 @@ static void *alloc(size_t size, unsigned flags)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
-	int err;
+	int err, method;
 
 	if (size == 0 || (flags & ~ALL_FLAGS)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
+		return sb_packed_alloc(size, flags);
 	/* Canary, alignment and two guards must fit without wrapping. */
 	if (size > SIZE_MAX - 4 * page) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (sb_ready() < 0)
+	if (sb_ready() < 0 || (method = sb_region_method(flags)) < 0)
 		return NULL;
 	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
-					      SB_CANARY_SIZE, page), flags) < 0)
+					      SB_CANARY_SIZE, page), page, method, flags) < 0)
 		return NULL;
+	sb_resident_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
 				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
@@ -78,12 +81,19 @@ SB_API void *secbuf_alloc(size_t size)
 
 SB_API void secbuf_free(void *ptr)
 {
+	struct sb_slab *s = sb_slab_of(ptr);
 	struct sb_meta m;
 	int saved = errno;
 
 	if (!ptr)
 		return;
 	sb_enter(__func__);
+	if (s) {
+		sb_packed_free(s, ptr, __func__);
+		errno = saved;
+		sb_leave();
+		return;
+	}
 	sb_registry_take(ptr, &m, __func__);
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
 		sb_misuse("%s(%p): cannot make the buffer writable to wipe it: %m",
@@ -110,6 +120,7 @@ SB_API int secbuf_protect(void *ptr, int access)
 		[SECBUF_READONLY] = PROT_READ,
 		[SECBUF_READWRITE] = PROT_READ | PROT_WRITE,
 	};
+	struct sb_slab *s = sb_slab_of(ptr);
 	struct sb_meta m;
 	int saved = errno, ret;
 
@@ -118,6 +129,13 @@ SB_API int secbuf_protect(void *ptr, int access)
 		return -1;
 	}
 	sb_enter(__func__);
+	/* A packed secret shares its pages: their protection is not its own to set. */
+	if (s) {
+		sb_packed_check_live(s, ptr, __func__);
+		errno = EINVAL;
+		sb_leave();
+		return -1;
+	}
 	/* Pinned: a concurrent free waits, so the range is still this buffer's. */
 	sb_registry_pin(ptr, &m, __func__);
 	ret = sb_region_protect(&m.region, prot[access]);
@@ -130,13 +148,17 @@ SB_API int secbuf_protect(void *ptr, int access)
 
 SB_API size_t secbuf_size(const void *ptr)
 {
+	struct sb_slab *s = sb_slab_of(ptr);
 	struct sb_meta m;
 	int saved = errno;
 
 	if (!ptr)
 		return 0;
 	sb_enter(__func__);
-	sb_registry_get(ptr, &m, __func__);
+	if (s)
+		m.size = sb_packed_size(s, ptr, __func__);
+	else
+		sb_registry_get(ptr, &m, __func__);
 	errno = saved;
 	sb_leave();
 	return m.size;

@@ -4,6 +4,7 @@
 
 SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 {
+	struct sb_slab *s = sb_slab_of(ptr);
 	struct sb_meta m;
 	size_t resident;
 	int saved = errno, ret;
@@ -13,6 +14,13 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 		return -1;
 	}
 	sb_enter(__func__);
+	if (s) {
+		ret = sb_packed_stat(s, ptr, st, __func__);
+		if (ret == 0)
+			errno = saved;
+		sb_leave();
+		return ret;
+	}
 	/* Pinned: a concurrent free waits, so mincore sees this buffer's pages. */
 	sb_registry_pin(ptr, &m, __func__);
 	ret = sb_resident_walk(m.region.data, m.region.data_len, NULL, &resident);

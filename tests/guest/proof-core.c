@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * proof-core: a child holding a secbuf secret, a memfd_secret secret and a
- * control secret in malloc memory dies of SIGABRT with core dumps on.  The
- * core file must hold the control marker (so the search works) and neither
- * of the other two, nor libsecbuf's key (the first 16 bytes of its page,
+ * proof-core: a child holding a secbuf secret, a packed secbuf secret
+ * (SECBUF_PACKED), a memfd_secret secret and a control secret in malloc
+ * memory dies of SIGABRT with core dumps on.  The core file must hold the
+ * control marker (so the search works) and none of the other three, nor
+ * libsecbuf's key (the first 16 bytes of its page,
  * [anon:secbuf-key]), which would let a reader of the core predict canaries.
  */
 #include <errno.h>
@@ -23,8 +24,8 @@
 #define KEY_LEN		16
 #define PATTERN_FILE	"/proc/sys/kernel/core_pattern"
 
-enum { M_SECBUF, M_SECRETMEM, M_CONTROL, M_COUNT };
-static const char *const mark_name[M_COUNT] = { "secbuf", "memfd_secret", "control" };
+enum { M_SECBUF, M_PACKED, M_SECRETMEM, M_CONTROL, M_COUNT };
+static const char *const mark_name[M_COUNT] = { "secbuf", "packed", "memfd_secret", "control" };
 
 /* libsecbuf's key page, found by its name (its guards have it too); NULL if none. */
 static const unsigned char *key_page(void)
@@ -55,6 +56,7 @@ static void __attribute__((noreturn)) child(int fd, int method)
 	if (setrlimit(RLIMIT_CORE, &unlimited) < 0)
 		_exit(2);
 	m[M_SECBUF] = secbuf_alloc_flags(4096, flags);
+	m[M_PACKED] = secbuf_alloc_flags(MARK_LEN, flags | SECBUF_PACKED);
 	m[M_SECRETMEM] = secretmem_map(4096);
 	m[M_CONTROL] = malloc(4096);
 	for (int i = 0; i < M_COUNT; i++) {
@@ -84,7 +86,7 @@ int main(void)
 	const char *name = secbuf_lock_method_name(method);
 	unsigned char marks[M_COUNT][MARK_LEN], key[KEY_LEN];
 	size_t hits[M_COUNT], key_hits, core_len = 0;
-	char old_pattern[256] = "core", core_path[64];
+	char old_pattern[256] = "core", core_path[64], label[64];
 	int fds[2], status;
 	unsigned char *core;
 	bool ok = true;
@@ -122,7 +124,7 @@ int main(void)
 	write_text(PATTERN_FILE, old_pattern);
 	if (!tap_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && WCOREDUMP(status),
 		       "child died of SIGABRT and dumped core (status 0x%x)", status))
-		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed, 6: no key page)",
+		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed, 7: no key page)",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 
 	snprintf(core_path, sizeof(core_path), "/tmp/proof-core.%d", (int)pid);
@@ -135,6 +137,8 @@ int main(void)
 	ok &= tap_check(hits[M_CONTROL] > 0, "control marker found in the core (%zu hits): the search works",
 			hits[M_CONTROL]);
 	ok &= tap_check(hits[M_SECBUF] == 0, "secbuf marker not in the core (%zu hits)", hits[M_SECBUF]);
+	tap_check(hits[M_PACKED] == 0, "packed secbuf marker not in the core (%zu hits)",
+		  hits[M_PACKED]);
 	ok &= tap_check(memcmp(key, (unsigned char[KEY_LEN]){ 0 }, KEY_LEN) != 0,
 			"libsecbuf key read from [anon:secbuf-key] (not all zero)");
 	ok &= tap_check(key_hits == 0, "libsecbuf key not in the core (%zu hits)", key_hits);
@@ -149,6 +153,10 @@ int main(void)
 	tap_report("core %s: libsecbuf key %zu hits", name, key_hits);
 	tap_summary("core", name, ok, "secbuf %zu hits, key %zu hits, control %zu hits (%zu kB core)",
 		    hits[M_SECBUF], key_hits, hits[M_CONTROL], core_len / 1024);
+	snprintf(label, sizeof(label), "%s packed", name);
+	tap_summary("core", label, hits[M_PACKED] == 0 && hits[M_CONTROL] > 0,
+		    "packed %zu hits, control %zu hits (%zu kB core)", hits[M_PACKED],
+		    hits[M_CONTROL], core_len / 1024);
 	tap_summary("core", "memfd_secret", hits[M_SECRETMEM] == 0 && hits[M_CONTROL] > 0,
 		    "memfd_secret %zu hits, control %zu hits", hits[M_SECRETMEM], hits[M_CONTROL]);
 	return tap_done();

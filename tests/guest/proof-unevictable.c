@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "lib-census.h"
 #include "lib-proc.h"
 #include "lib-tap.h"
 #include "secbuf.h"
@@ -90,24 +91,9 @@ int main(int argc, char **argv)
 	ok &= tap_check(mism == 0 && after.present == expect,
 			"pagemap: exactly the %zu touched pages present (%zu present, %zu differ)",
 			expect, after.present, mism);
-	ok &= tap_check(after.mlocked == after.present,
-			"kpageflags MLOCKED on every present page (%zu/%zu)", after.mlocked, after.present);
-	ok &= tap_check(after.unevictable == after.present,
-			"kpageflags UNEVICTABLE on every present page after the drain (%zu/%zu; %zu before it)",
-			after.unevictable, after.present, before.unevictable);
-	tap_diag("mlock batch drained: %s", MLOCK_DRAIN_HOW);
-	ok &= tap_check(after.huge == 0, "no transparent huge pages despite THP=always (%zu pages in THPs)",
-			after.huge);
+	ok &= census_all_locked(&before, &after);
 
-	if (smaps_find(0, data, &v) < 0)
-		tap_bail("smaps: no mapping at %p", (void *)data);
-	bool onfault = method != SECBUF_LOCK_MLOCK;
-	ok &= tap_check(vmflag_has(&v, "lo") && vmflag_has(&v, "lf") == onfault &&
-			vmflag_has(&v, "dd") && vmflag_has(&v, "wf"),
-			"VmFlags has lo%s dd wf:%s", onfault ? " lf" : " (no lf)", v.vmflags);
-	ok &= tap_check(v.locked_kb == (long)(expect * page / 1024) && v.rss_kb == v.locked_kb,
-			"smaps Locked %ld kB, Rss %ld kB == %zu kB touched", v.locked_kb, v.rss_kb,
-			expect * page / 1024);
+	ok &= smaps_locked(data, method != SECBUF_LOCK_MLOCK, expect * page / 1024, &v);
 	held_kb = meminfo_kb("Mlocked");
 	ok &= tap_check(held_kb - base_kb == (long)(expect * page / 1024),
 			"meminfo Mlocked grew %ld kB == %zu kB touched", held_kb - base_kb,

@@ -113,6 +113,16 @@ size_t sbt_page(void)
 	return sysconf(_SC_PAGESIZE);
 }
 
+int sbt_differs(const unsigned char *p, size_t n, unsigned char fill)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != fill)
+			return 1;
+	return 0;
+}
+
 size_t sbt_round16(size_t n)
 {
 	return (n + 15) & ~(size_t)15;
@@ -172,6 +182,19 @@ int sbt_maps_lines(void)
 			break;
 	}
 	return n;
+}
+
+long sbt_vmlck_kb(void)
+{
+	const char *at;
+	long kb = -1;
+
+	if (slurp("/proc/self/status", procbuf, sizeof(procbuf)) < 0)
+		return -1;
+	at = strstr(procbuf, "\nVmLck:");
+	if (at && sscanf(at, "\nVmLck: %ld kB", &kb) != 1)
+		kb = -1;
+	return kb;
 }
 
 static int holds(const char *line, const void *addr)

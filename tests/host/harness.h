@@ -49,12 +49,16 @@ int sbt_under_valgrind(void);
 int sbt_under_asan(void);
 
 size_t sbt_page(void);
+/* Whether any of the n bytes at p is not fill. */
+int sbt_differs(const unsigned char *p, size_t n, unsigned char fill);
 size_t sbt_round16(size_t n);
 /* First data byte of a buffer, computed from the public layout rules. */
 unsigned char *sbt_data_start(void *p);
 
 /* Lines in /proc/self/maps (read without malloc). */
 int sbt_maps_lines(void);
+/* VmLck of /proc/self/status in kB (what RLIMIT_MEMLOCK is charged), or -1. */
+long sbt_vmlck_kb(void);
 /* Rss and Locked (kB) and VmFlags of the smaps entry holding addr; 0 or -1. */
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len);
 /*

@@ -21,7 +21,10 @@ struct inject {
 	int err;	/* expected errno */
 };
 
-/* Exit code = failed step: the call must fail with err and unmap it all. */
+/*
+ * Exit code = failed step: the call must fail with err and unmap it all.
+ * A packed secret fails the same way when its slab cannot be made.
+ */
 static void injected_child(void *arg)
 {
 	const struct inject *in = arg;
@@ -33,7 +36,7 @@ static void injected_child(void *arg)
 	if (!p || sbt_deny_syscalls(&in->deny, 1) < 0)
 		_exit(10);
 	errno = 0;
-	if (secbuf_alloc_flags(3 * 4096, in->flags))
+	if (secbuf_alloc_flags(in->flags & SECBUF_PACKED ? 32 : 3 * 4096, in->flags))
 		_exit(11);
 	if (errno != in->err)
 		_exit(12);
@@ -53,19 +56,27 @@ START_TEST(failure_after_mmap_unmaps)
 	static const int lock_case[] = { -1, -1, -1, SECBUF_LOCK_MLOCK2_ONFAULT,
 					  SECBUF_LOCK_MLOCK, SECBUF_LOCK_MAP_LOCKONFAULT };
 	size_t i;
+	int packed;
 
 	sbt_need_method();
 	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char msg[256];
-		int st;
+	for (packed = 0; packed <= 1; packed++) {
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct inject in = cases[i];
+			char msg[256];
+			int st;
 
-		/* A lock failure only happens under the method that locks that way. */
-		if (lock_case[i] >= 0 && lock_case[i] != sbt_method())
-			continue;
-		st = sbt_child(injected_child, (void *)&cases[i], msg, sizeof(msg));
-		ck_assert_msg(sbt_exited_ok(st), "case %zu: status %#x (exit %d = failed step) %s",
-			      i, st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+			/* A lock failure only happens under the method that locks that way. */
+			if (lock_case[i] >= 0 && lock_case[i] != sbt_method())
+				continue;
+			if (packed)
+				in.flags |= SECBUF_PACKED;
+			st = sbt_child(injected_child, &in, msg, sizeof(msg));
+			ck_assert_msg(sbt_exited_ok(st),
+				      "case %zu%s: status %#x (exit %d = failed step) %s", i,
+				      packed ? " (packed)" : "", st,
+				      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+		}
 	}
 }
 END_TEST

@@ -12,6 +12,8 @@ int main(int argc, char **argv)
 		inject_tests,
 		thread_fork_tests,
 		key_tests,
+		packed_tests,
+		packed_thread_tests,
 		NULL,
 	};
 	static const struct sbt_mode modes[] = {

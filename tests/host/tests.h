@@ -13,6 +13,16 @@
 
 /* secbuf_alloc_flags(size, flags) must fail with err1 or err2, mapping nothing. */
 void expect_alloc_fails(size_t size, unsigned flags, int err1, int err2);
+/* SECBUF_PACKED and what makes a packed secret succeed under the method in effect. */
+unsigned packed_flags(void);
+
+/*
+ * fork() 1000 times while three threads run churn((void *)seed) as long as
+ * keep_churning(); each child runs in_child() under alarm(10) and must exit
+ * with its return value 0.  Fails the test otherwise (thread-fork-tests.c).
+ */
+void fork_while_churning(void *(*churn)(void *), int (*in_child)(void));
+int keep_churning(void);
 
 extern const struct sbt_test alloc_tests[];	/* alloc-tests.c */
 extern const struct sbt_test guard_tests[];	/* guard-tests.c */
@@ -22,6 +32,8 @@ extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
 extern const struct sbt_test inject_tests[];	/* inject-tests.c */
 extern const struct sbt_test probe_tests[];	/* probe-tests.c */
 extern const struct sbt_test key_tests[];	/* key-tests.c */
+extern const struct sbt_test packed_tests[];	/* packed-tests.c */
+extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */

@@ -4,6 +4,7 @@
  * read-only, so what free left behind can be read back.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +33,19 @@ static size_t resident(unsigned char *p, size_t len)
 	ck_assert_uint_le(pages, sizeof(vec));
 	ck_assert_int_eq(mincore(p, len, vec), 0);
 	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* Resident pages of a range of at most 64 pages. */
+static size_t resident_range(unsigned char *p, size_t len)
+{
+	unsigned char vec[64];
+	size_t i, n = 0;
+
+	if (mincore(p, len, vec) < 0)
+		return (size_t)-1;
+	for (i = 0; i < len / sbt_page(); i++)
 		n += vec[i] & 1;
 	return n;
 }
@@ -95,10 +109,83 @@ START_TEST(wipe_populated)
 }
 END_TEST
 
+/*
+ * Four threads free large, sparse buffers at once: each walk (whose
+ * mincore vector is per thread) must wipe its own buffer's written pages,
+ * all of them, and fault in none of the others.
+ */
+#define WALKERS 4
+#define WALK_SIZE (96UL << 20)
+#define WALK_PAGES 40
+
+struct walker {
+	pthread_barrier_t *go;
+	unsigned char *p, *start;
+	size_t mapped, nonzero, faulted;
+};
+
+static size_t page_index(size_t k, size_t npages)
+{
+	return (k * 2654435761UL) % npages;
+}
+
+static void *walk_free(void *arg)
+{
+	struct walker *w = arg;
+	size_t page = sbt_page(), npages, k;
+	struct secbuf_stat st;
+
+	w->p = secbuf_alloc_flags(WALK_SIZE, sbt_flags(0));
+	if (!w->p || secbuf_stat(w->p, &st) < 0)
+		return NULL;
+	w->start = sbt_data_start(w->p);
+	w->mapped = st.mapped_bytes;
+	npages = w->mapped / page;
+	for (k = 1; k <= WALK_PAGES; k++)
+		memset(w->start + page_index(k, npages) * page, 0xc0 + (int)k, page);
+	pthread_barrier_wait(w->go);
+	secbuf_free(w->p);
+	/* Only pages written (and the canary's) may be resident after the wipe. */
+	for (k = 0; k < npages; k += 64)
+		w->faulted += resident_range(w->start + k * page,
+					     (npages - k < 64 ? npages - k : 64) * page);
+	for (k = 1; k <= WALK_PAGES; k++)
+		w->nonzero += nonzero(w->start + page_index(k, npages) * page, page);
+	return NULL;
+}
+
+START_TEST(wipe_concurrent_large_frees)
+{
+	struct walker w[WALKERS] = { { 0 } };
+	pthread_barrier_t go;
+	pthread_t t[WALKERS];
+	int i;
+
+	sbt_need_method();
+	ck_assert_int_eq(pthread_barrier_init(&go, NULL, WALKERS), 0);
+	for (i = 0; i < WALKERS; i++) {
+		w[i].go = &go;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, walk_free, &w[i]), 0);
+	}
+	for (i = 0; i < WALKERS; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (i = 0; i < WALKERS; i++) {
+		ck_assert_msg(w[i].p, "thread %d: no buffer", i);
+		ck_assert_msg(w[i].nonzero == 0, "thread %d: %zu bytes left after free", i,
+			      w[i].nonzero);
+		/* The written pages, the canary's, nothing else. */
+		ck_assert_msg(w[i].faulted <= WALK_PAGES + 1, "thread %d: %zu pages resident", i,
+			      w[i].faulted);
+	}
+	pthread_barrier_destroy(&go);
+}
+END_TEST
+
 static const struct sbt_test wipe_tests[] = {
 	SBT(wipe_zeroes_what_was_written),
 	SBT(wipe_after_noaccess),
 	SBT(wipe_populated),
+	SBT(wipe_concurrent_large_frees),
 	SBT_END,
 };
 

@@ -1,0 +1,298 @@
+/*
+ * Packed secrets (SECBUF_PACKED): small secrets that share locked slab
+ * pages.  The fast path takes no lock and makes no system call: a thread
+ * allocates from and frees into its own bin of free slots (thread.c),
+ * and goes to the pool only for a batch (pool.c).  What makes a slot a
+ * live secret is one bit in its slab's live bitmap, set and cleared
+ * atomically: of two frees of one pointer, even in two threads at once,
+ * one finds the bit clear and aborts.
+ *
+ * A freed secret is checked (guard bytes on both sides, padding) and
+ * zeroed before its slot can be handed out again.  There is no registry
+ * entry per secret: the slot's size and flags sit in the slab's metadata.
+ */
+#include <errno.h>
+#include <string.h>
+#include "internal.h"
+
+/* ---- pointers: which slot, and is it live ---- */
+
+static int is_live(const struct sb_slab *s, unsigned int i)
+{
+	return !!(__atomic_load_n(&s->live[i / 64].bits, __ATOMIC_ACQUIRE) & 1ull << (i % 64));
+}
+
+static void __attribute__((noreturn)) not_live(const void *ptr, const char *fn)
+{
+	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer, or double free "
+		  "of a packed secret)", fn, ptr);
+}
+
+/*
+ * The slot ptr is the start of, or abort saying what ptr is instead.
+ * Fields are read without a lock: for a live secret they do not change;
+ * for a stale pointer racing a slab's teardown they may be another slab's,
+ * so the index is only bounded here, and take_live() checks the block.
+ */
+static unsigned int slot_of(const struct sb_slab *s, const void *ptr, const char *fn)
+{
+	uintptr_t first = sb_slab_first(ptr), u = (uintptr_t)ptr - first, r;
+	unsigned int i;
+
+	if (s->epoch != sb_key_epoch())
+		sb_misuse("%s(%p): the buffer was allocated by a parent process before "
+			  "fork(); in this process it reads as zeros and may not be used "
+			  "or freed", fn, ptr);
+	if ((uintptr_t)ptr < first || u >= (uintptr_t)s->nslots * s->stride)
+		not_live(ptr, fn);
+	i = sb_slab_index(s, u);
+	if (i >= SB_SLAB_MAX_SLOTS)
+		not_live(ptr, fn);
+	r = u - (uintptr_t)i * s->stride;
+	if (r == 0)
+		return i;
+	if (r < s->csize && is_live(s, i))
+		sb_misuse("%s(%p): foreign pointer: it points inside the live buffer %p, "
+			  "not at its start", fn, ptr, (void *)(first + (uintptr_t)i * s->stride));
+	not_live(ptr, fn);
+}
+
+/* Clear the live bit of slot i: exactly one free of a secret gets past here. */
+static void take_live(struct sb_slab *s, unsigned int i, const void *ptr, const char *fn)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (!(__atomic_fetch_and(&s->live[i / 64].bits, ~bit, __ATOMIC_ACQ_REL) & bit))
+		not_live(ptr, fn);
+	/* The bit was set, so this slab cannot be torn down until we give the slot back. */
+	if (__atomic_load_n(&s->block, __ATOMIC_ACQUIRE) != ((uintptr_t)ptr & ~(SB_SLAB_BLOCK - 1)))
+		not_live(ptr, fn);
+}
+
+void sb_packed_check_live(struct sb_slab *s, const void *ptr, const char *fn)
+{
+	if (!is_live(s, slot_of(s, ptr, fn)))
+		not_live(ptr, fn);
+}
+
+/* ---- guard bytes and padding ---- */
+
+/* The padding after a secret repeats the guard bytes that follow it. */
+static void fill_padding(const struct sb_slab *s, unsigned int i, unsigned char *p, size_t size)
+{
+	unsigned char g[SB_GUARD];
+	uint64_t w[2];
+	size_t k;
+
+	sb_slab_guard(s, i + 1, w);
+	memcpy(g, w, SB_GUARD);
+	for (k = size; k < s->csize; k++)
+		p[k] = g[k % SB_GUARD];
+}
+
+static void check_guards(const struct sb_slab *s, unsigned int i, const unsigned char *p,
+			 size_t size, const char *fn)
+{
+	unsigned char front[SB_GUARD], back[SB_GUARD];
+	uint64_t w[2];
+	size_t k;
+
+	sb_slab_guard(s, i, w);
+	memcpy(front, w, SB_GUARD);
+	sb_slab_guard(s, i + 1, w);
+	memcpy(back, w, SB_GUARD);
+	if (memcmp(p - SB_GUARD, front, SB_GUARD))
+		sb_misuse("%s(%p): guard bytes in front of the packed secret are corrupted "
+			  "(buffer underflow, or an overflow of the secret before it)", fn,
+			  (const void *)p);
+	for (k = size; k < s->csize; k++)
+		if (p[k] != back[k % SB_GUARD])
+			sb_misuse("%s(%p): padding after byte %zu is corrupted (buffer overflow)",
+				  fn, (const void *)p, size);
+	if (memcmp(p + s->csize, back, SB_GUARD))
+		sb_misuse("%s(%p): guard bytes after the packed secret are corrupted "
+			  "(buffer overflow)", fn, (const void *)p);
+}
+
+/* ---- the thread's bins ---- */
+
+/* The thread's state, its bins emptied if they hold slots of older slabs. */
+static struct sb_thread *thread_state(void)
+{
+	struct sb_thread *t = sb_thread_self;
+	uint64_t epoch = sb_key_epoch();
+
+	if (__builtin_expect(t && t->epoch == epoch, 1))
+		return t;
+	if (!t && !(t = sb_thread_get()))
+		return NULL;
+	if (t->epoch != epoch) {
+		sb_packed_thread_forget(t);
+		t->epoch = epoch;
+	}
+	return t;
+}
+
+/* A free slot of the class from the bin, refilled from the pool if empty. */
+static void *take_slot(struct sb_thread *t, enum sb_pool_kind kind, unsigned int cls)
+{
+	void **bin = t->bin[kind][cls], *got[SB_BIN_SLOTS];
+	int n, k;
+
+	if (!t->nbin[kind][cls]) {
+		n = sb_pool_take(kind, cls, got, SB_BIN_SLOTS);
+		if (n < 0)
+			return NULL;
+		/* Lowest address on top: secrets allocated in a row sit side by side. */
+		for (k = 0; k < n; k++)
+			bin[k] = got[n - 1 - k];
+		t->nbin[kind][cls] = n;
+	}
+	return bin[--t->nbin[kind][cls]];
+}
+
+static void *take_slot_best_effort(struct sb_thread *t, unsigned int cls)
+{
+	void *p;
+
+	/* Locked if at hand, then unlocked if at hand, then a new locked batch. */
+	if (t->nbin[SB_LOCKED][cls])
+		return t->bin[SB_LOCKED][cls][--t->nbin[SB_LOCKED][cls]];
+	if (t->nbin[SB_UNLOCKED][cls])
+		return t->bin[SB_UNLOCKED][cls][--t->nbin[SB_UNLOCKED][cls]];
+	p = take_slot(t, SB_LOCKED, cls);
+	if (!p && sb_lock_refused(errno))
+		p = take_slot(t, SB_UNLOCKED, cls);
+	return p;
+}
+
+/* The n oldest slots of a bin (its bottom) back to the pool. */
+static void flush(struct sb_thread *t, enum sb_pool_kind kind, unsigned int cls, unsigned int n)
+{
+	void **bin = t->bin[kind][cls];
+	unsigned int k;
+
+	sb_pool_give(kind, cls, bin, n);
+	for (k = n; k < t->nbin[kind][cls]; k++)
+		bin[k - n] = bin[k];
+	t->nbin[kind][cls] -= n;
+}
+
+static void put_slot(struct sb_thread *t, const struct sb_slab *s, void *p)
+{
+	if (t->nbin[s->kind][s->cls] == SB_BIN_SLOTS)
+		flush(t, s->kind, s->cls, SB_BIN_SLOTS / 2);
+	t->bin[s->kind][s->cls][t->nbin[s->kind][s->cls]++] = p;
+}
+
+/* ---- the calls ---- */
+
+/*
+ * Strict secrets come from locked slabs only; best-effort ones from an
+ * unlocked slab only when a locked one cannot be had, and a slab is
+ * locked or not as a whole, so a strict secret is never unlocked.
+ */
+void *sb_packed_alloc(size_t size, unsigned flags)
+{
+	unsigned int cls = (size - 1) / SB_CLASS_STEP, i;
+	struct sb_thread *t;
+	struct sb_slab *s;
+	unsigned char *p;
+	int method;
+
+	if (sb_ready() < 0 || (method = sb_region_method(flags)) < 0 || !(t = thread_state()))
+		return NULL;
+	if (method == SECBUF_LOCK_NONE)
+		p = take_slot(t, SB_UNLOCKED, cls);
+	else if (flags & SECBUF_BEST_EFFORT)
+		p = take_slot_best_effort(t, cls);
+	else
+		p = take_slot(t, SB_LOCKED, cls);
+	if (!p)
+		return NULL;
+	s = sb_slab_of(p);
+	i = sb_slab_index(s, (uintptr_t)p - sb_slab_first(p));
+	if (__atomic_fetch_or(&s->live[i / 64].bits, 1ull << (i % 64), __ATOMIC_ACQ_REL) &
+	    1ull << (i % 64))
+		sb_misuse("secbuf_alloc: internal error: packed slot %p handed out twice",
+			  (void *)p);
+	s->info[i] = size | (flags & (SECBUF_POPULATE | SECBUF_BEST_EFFORT))
+		     << SB_INFO_FLAGS_SHIFT;
+	if (size < s->csize)
+		fill_padding(s, i, p, size);
+	return p;
+}
+
+void sb_packed_free(struct sb_slab *s, void *ptr, const char *fn)
+{
+	unsigned int i = slot_of(s, ptr, fn);
+	struct sb_thread *t;
+
+	take_live(s, i, ptr, fn);
+	check_guards(s, i, ptr, s->info[i] & SB_INFO_SIZE, fn);
+	sb_wipe(ptr, s->csize);
+	t = thread_state();
+	if (t)
+		put_slot(t, s, ptr);
+	else	/* no memory for this thread's state: straight back to the pool */
+		sb_pool_give(s->kind, s->cls, &ptr, 1);
+}
+
+size_t sb_packed_size(struct sb_slab *s, const void *ptr, const char *fn)
+{
+	unsigned int i = slot_of(s, ptr, fn);
+
+	if (!is_live(s, i))
+		not_live(ptr, fn);
+	return s->info[i] & SB_INFO_SIZE;
+}
+
+/*
+ * The pages holding the slot, its guard bytes included; the pool's lock
+ * keeps the slab mapped while mincore looks at them.
+ */
+int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st, const char *fn)
+{
+	size_t page = sb_caps()->page, resident;
+	unsigned int i = slot_of(s, ptr, fn);
+	uintptr_t lo = ((uintptr_t)ptr - SB_GUARD) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)ptr + s->csize + SB_GUARD + page - 1) & ~(page - 1);
+	int ret;
+
+	sb_pool_lock(s);
+	if (!is_live(s, i)) {
+		sb_pool_unlock(s);
+		not_live(ptr, fn);
+	}
+	ret = sb_resident_walk((unsigned char *)lo, hi - lo, NULL, &resident);
+	sb_pool_unlock(s);
+	if (ret < 0)
+		return -1;
+	st->size = s->info[i] & SB_INFO_SIZE;
+	st->mapped_bytes = hi - lo;
+	st->resident_pages = resident;
+	st->locked_pages = s->region.method == SECBUF_LOCK_NONE ? 0 : resident;
+	st->lock_method = s->region.method;
+	st->flags = SECBUF_PACKED | s->info[i] >> SB_INFO_FLAGS_SHIFT;
+	return 0;
+}
+
+/* ---- threads and fork ---- */
+
+void sb_packed_thread_exit(struct sb_thread *t)
+{
+	unsigned int k, c;
+
+	if (t->epoch != sb_key_epoch())
+		return;
+	for (k = 0; k < SB_KINDS; k++)
+		for (c = 0; c < SB_CLASSES; c++)
+			if (t->nbin[k][c])
+				flush(t, k, c, t->nbin[k][c]);
+}
+
+void sb_packed_thread_forget(struct sb_thread *t)
+{
+	memset(t->nbin, 0, sizeof(t->nbin));
+	t->epoch = 0;
+}
