@@ -260,9 +260,9 @@ static void test_daemons(void)
 	static const char *const unlocked_env[] = { "SECBUF_LOCK=none", NULL };
 	char dir[] = "/tmp/secbuf-audit-test.XXXXXX", sock[128], log[128], pid[16];
 	const char *args[] = { "--json", pid, NULL };
-	uint8_t t = SB_KEY_ED25519;
-	struct sb_field f[2] = { { &t, 1 }, { (const uint8_t *)"k", 1 } };
-	struct sb_reply r;
+	uint8_t t = KD_KEY_ED25519;
+	struct kd_field f[2] = { { &t, 1 }, { (const uint8_t *)"k", 1 } };
+	struct kd_reply r;
 	pid_t d;
 	int fd, rc;
 
@@ -273,11 +273,11 @@ static void test_daemons(void)
 	for (int unlocked = 0; unlocked <= 1; unlocked++) {
 		d = unlocked ? daemon_start(sock, unlocked_args, unlocked_env, log) :
 			       daemon_start(sock, locked_args, NULL, log);
-		fd = d > 0 ? sb_connect(sock) : -1;
-		if (fd < 0 || sb_call(fd, SB_OP_KEYGEN, 2, f, &r) < 0 || r.status != SB_OK) {
+		fd = d > 0 ? kd_connect(sock) : -1;
+		if (fd < 0 || kd_call(fd, KD_OP_KEYGEN, 2, f, &r) < 0 || r.status != KD_OK) {
 			tap_ok(0, "secbufd%s with one key for the audit", unlocked ? " (unlocked)" : "");
 		} else {
-			sb_reply_free(&r);
+			kd_reply_free(&r);
 			snprintf(pid, sizeof(pid), "%d", (int)d);
 			rc = audit(args);
 			if (!unlocked)

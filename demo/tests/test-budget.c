@@ -132,7 +132,7 @@ static void test_refusals(void)
 static void test_allow_unlocked(void)
 {
 	static const char *const args[] = { "--allow-unlocked", "--buffer", "4M", NULL };
-	struct sb_reply r;
+	struct kd_reply r;
 	pid_t pid;
 	int rc, fd, method_none = 0;
 
@@ -141,13 +141,13 @@ static void test_allow_unlocked(void)
 		show_log();
 		return;
 	}
-	fd = sb_connect(sock);
-	if (fd >= 0 && sb_call(fd, SB_OP_STATS, 0, NULL, &r) == 0) {
-		struct sb_stat_rec rec;
+	fd = kd_connect(sock);
+	if (fd >= 0 && kd_call(fd, KD_OP_STATS, 0, NULL, &r) == 0) {
+		struct kd_stat_rec rec;
 
-		method_none = r.status == SB_OK && r.nf >= 2 && sb_stat_unpack(&r.f[1], &rec) == 0 &&
+		method_none = r.status == KD_OK && r.nf >= 2 && kd_stat_unpack(&r.f[1], &rec) == 0 &&
 			      rec.lock_method == 3;	/* SECBUF_LOCK_NONE */
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 	}
 	if (fd >= 0)
 		close(fd);
