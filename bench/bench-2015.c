@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The experiment of the 2015 lock-on-fault cover letter (seeds/001): map a
- * file of random data, make random one-byte reads, and keep every touched
- * page locked, with seven strategies:
+ * The experiment of the cover letter of Eric Munson's 2015 lock-on-fault
+ * series: map a file of random data, make random one-byte reads, and keep
+ * every touched page locked, with seven strategies:
  *   a  mlock() of the whole range at setup
  *   b  mlock() of the page before each access
  *   c  PROT_NONE + SIGSEGV handler doing mprotect+mlock, batch 1 page

@@ -18,7 +18,7 @@
 #define MiB (1024UL * KiB)
 #define GiB (1024UL * MiB)
 
-/* Kernel ABI of the lock-on-fault series (spec/interfaces.md). */
+/* Kernel ABI of the lock-on-fault series (include/uapi of the patches). */
 #define BENCH_MLOCK_ONFAULT   0x01
 #define BENCH_MLOCK_LOCKED    0x02
 #define BENCH_MAP_LOCKONFAULT 0x400000
