@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-mark.h"
-#include "lib-proc.h"
+#include "kfacts.h"
 #include "lib-tap.h"
 #include "secbuf.h"
 

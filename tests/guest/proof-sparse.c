@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-cgroup.h"
-#include "lib-proc.h"
+#include "kfacts.h"
 #include "lib-tap.h"
 #include "secbuf.h"
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include "lib-cgroup.h"
 #include "lib-mark.h"
-#include "lib-proc.h"
+#include "kfacts.h"
 #include "lib-tap.h"
 #include "secbuf.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "lib-proc.h"
+#include "kfacts.h"
 #include "lib-tap.h"
 #include "secbuf.h"
 
