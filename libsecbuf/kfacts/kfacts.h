@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -66,6 +67,8 @@ struct page_census {
 	size_t flags_read;	/* present pages whose kpageflags were read */
 };
 int page_census_pid(int pid, uintptr_t addr, size_t npages, struct page_census *c);
+/* Whether /proc/kpageflags can be read (root). */
+bool kpageflags_readable(void);
 /* The same for this process; kpageflags must be readable. */
 int page_census(const void *addr, size_t npages, struct page_census *c);
 
@@ -76,7 +79,7 @@ int page_census(const void *addr, size_t npages, struct page_census *c);
  */
 struct smaps_vma {
 	unsigned long start, end;
-	char perms[8];
+	char perms[5];		/* "rw-p" */
 	char name[256];
 	long rss_kb, locked_kb, swap_kb;
 	char vmflags[160];

@@ -143,6 +143,16 @@ out:
 	return rc;
 }
 
+bool kpageflags_readable(void)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int page_census(const void *addr, size_t npages, struct page_census *c)
 {
 	if (page_census_pid(0, (uintptr_t)addr, npages, c) < 0)

@@ -70,7 +70,7 @@ static bool vma_header(const char *line, struct smaps_vma *v)
 	int name_at = 0;
 
 	memset(v, 0, sizeof(*v));
-	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &v->start, &v->end, v->perms,
+	if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &v->start, &v->end, v->perms,
 		   &name_at) < 3)
 		return false;
 	if (name_at)
