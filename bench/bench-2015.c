@@ -155,7 +155,7 @@ static int run_strategy(void *arg, double *out, int nout)
 	case 'c': batch = 1; break;
 	case 'd': batch = 8; break;
 	case 'e': batch = 16; break;
-	case 'g': flags |= BENCH_MAP_LOCKONFAULT; break;
+	case 'g': flags |= MAP_LOCKONFAULT; break;
 	}
 	if (batch) {
 		struct sigaction sa = { .sa_sigaction = segv_handler,
@@ -176,7 +176,7 @@ static int run_strategy(void *arg, double *out, int nout)
 	if (job->strategy == 'a' && mlock(p, cfg->size))
 		die("mlock whole range: %s", strerror(errno));
 	if (job->strategy == 'f' &&
-	    sys_mlock2(p, cfg->size, BENCH_MLOCK_ONFAULT))
+	    syscall(SYS_mlock2, p, cfg->size, MLOCK_ONFAULT))
 		die("mlock2(MLOCK_ONFAULT): %s", strerror(errno));
 	t1 = now_ms();
 	seg_base = p;
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 	cfg.size -= cfg.size % page_size;
 	if (raise_memlock() && errno != EPERM)
 		die("setrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));
-	series = have_lockonfault_series();
+	series = lockonfault_series();
 
 	record("machine %s", machine_desc());
 	off = malloc(cfg.accesses * sizeof(*off));
