@@ -1,4 +1,4 @@
-/* Test harness: check runner to TAP + summary, /proc parsing, child runs. */
+/* Test harness: check runner to TAP + summary, /proc views (kfacts), child runs. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <secbuf.h>
 #include "harness.h"
+#include "kfacts.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
@@ -127,142 +128,39 @@ unsigned char *sbt_data_start(void *p)
 	return (unsigned char *)p + sbt_round16(st.size) - st.mapped_bytes;
 }
 
-/* Read a /proc file into buf without stdio (no malloc, no new mappings). */
-static ssize_t slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = 0;
-	return got;
-}
-
-static char procbuf[1 << 20];
-
 /*
  * Valgrind grows executable mappings of its own (translations) as it runs;
  * libsecbuf never maps executable memory, so under valgrind they are left
  * out of the count.
  */
-static int counted(const char *line)
+static int count_vma(const struct smaps_vma *v, void *arg)
 {
-	char perms[8];
-
-	return !sbt_under_valgrind() || sscanf(line, "%*x-%*x %7s", perms) != 1 ||
-	       !strchr(perms, 'x');
+	*(int *)arg += !sbt_under_valgrind() || !strchr(v->perms, 'x');
+	return 0;
 }
 
 int sbt_maps_lines(void)
 {
 	int n = 0;
-	char *p, *nl;
 
-	if (slurp("/proc/self/maps", procbuf, sizeof(procbuf)) < 0)
-		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		n += counted(p);
-		if (!*nl)
-			break;
-	}
-	return n;
-}
-
-static int holds(const char *line, const void *addr)
-{
-	unsigned long lo, hi;
-
-	return sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-	       (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+	return smaps_each(0, count_vma, &n) < 0 ? -1 : n;
 }
 
 int sbt_maps_line(const void *addr, char *line, size_t len)
 {
-	char *p, *nl;
+	struct smaps_vma v;
 
-	if (slurp("/proc/self/maps", procbuf, sizeof(procbuf)) < 0)
+	if (smaps_find(0, addr, &v) < 0)
 		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		if (holds(p, addr)) {
-			snprintf(line, len, "%.*s", (int)(nl - p), p);
-			return 0;
-		}
-		if (!*nl)
-			break;
-	}
-	return -1;
-}
-
-/* The header line of a mapping: range, permissions and name. */
-static int vma_header(const char *line, const char *nl, struct sbt_vma *v)
-{
-	int name_at = 0;
-
-	memset(v, 0, sizeof(*v));
-	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &v->lo, &v->hi, v->perms,
-		   &name_at) < 3)
-		return 0;
-	if (name_at && line + name_at < nl)
-		snprintf(v->name, sizeof(v->name), "%.*s", (int)(nl - line - name_at),
-			 line + name_at);
-	return 1;
-}
-
-int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg)
-{
-	struct sbt_vma v;
-	int in = 0, ret;
-	char *p, *nl;
-
-	if (slurp("/proc/self/smaps", procbuf, sizeof(procbuf)) < 0)
-		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		if (!strncmp(p, "VmFlags:", 8)) {	/* the last field of a mapping */
-			snprintf(v.vmflags, sizeof(v.vmflags), "%.*s ", (int)(nl - p - 8), p + 8);
-			if (in && (ret = fn(&v, arg)) != 0)
-				return ret;
-			in = 0;
-		} else if (!in) {
-			in = vma_header(p, nl, &v);
-		} else {
-			sscanf(p, "Rss: %ld kB", &v.rss_kb);
-			sscanf(p, "Locked: %ld kB", &v.locked_kb);
-		}
-		if (!*nl)
-			break;
-	}
+	snprintf(line, len, "%lx-%lx %s %s", v.start, v.end, v.perms, v.name);
 	return 0;
-}
-
-struct holding {
-	uintptr_t addr;
-	struct sbt_vma *out;
-};
-
-static int holds_addr(const struct sbt_vma *v, void *arg)
-{
-	struct holding *h = arg;
-
-	if (h->addr < v->lo || h->addr >= v->hi)
-		return 0;
-	*h->out = *v;
-	return 1;
 }
 
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len)
 {
-	struct sbt_vma v;
-	struct holding h = { (uintptr_t)addr, &v };
+	struct smaps_vma v;
 
-	if (sbt_smaps_each(holds_addr, &h) != 1)
+	if (smaps_find(0, addr, &v) < 0)
 		return -1;
 	*rss_kb = v.rss_kb;
 	*locked_kb = v.locked_kb;
