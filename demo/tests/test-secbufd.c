@@ -104,7 +104,7 @@ static void test_sign_verify(void)
 	int st, got = 0;
 
 	randombytes_buf(msg, sizeof(msg));
-	tap_ok(keygen(KD_KEY_ED25519, "signer", pk) == KD_OK, "keygen ed25519 returns a public key");
+	tap_check(keygen(KD_KEY_ED25519, "signer", pk) == KD_OK, "keygen ed25519 returns a public key");
 	f[0] = str("signer");
 	f[1] = fld(msg, sizeof(msg));
 	st = call(KD_OP_SIGN, 2, f, &r);
@@ -114,16 +114,16 @@ static void test_sign_verify(void)
 	}
 	if (st >= 0)
 		kd_reply_free(&r);
-	tap_ok(got, "sign returns a 64-byte signature");
-	tap_ok(got && crypto_sign_verify_detached(sig, msg, sizeof(msg), pk) == 0,
+	tap_check(got, "sign returns a 64-byte signature");
+	tap_check(got && crypto_sign_verify_detached(sig, msg, sizeof(msg), pk) == 0,
 	       "the signature verifies with libsodium and the returned public key");
 	f[2] = fld(sig, 64);
-	tap_ok(call_status(KD_OP_VERIFY, 3, f) == KD_OK, "verify accepts the signature");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_OK, "verify accepts the signature");
 	msg[10] ^= 1;
-	tap_ok(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed message");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed message");
 	msg[10] ^= 1;
 	sig[0] ^= 0x80;
-	tap_ok(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed signature");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed signature");
 }
 
 static void test_seal_open(void)
@@ -135,7 +135,7 @@ static void test_seal_open(void)
 	int st, same = 0;
 
 	randombytes_buf(msg, len);
-	tap_ok(keygen(KD_KEY_X25519, "sealer", pk) == KD_OK, "keygen x25519 returns a public key");
+	tap_check(keygen(KD_KEY_X25519, "sealer", pk) == KD_OK, "keygen x25519 returns a public key");
 	f[0] = str("sealer");
 	f[1] = fld(msg, len);
 	st = call(KD_OP_SEAL, 2, f, &r);
@@ -145,13 +145,13 @@ static void test_seal_open(void)
 	}
 	if (st >= 0)
 		kd_reply_free(&r);
-	tap_ok(same, "seal of 1 MiB returns a box of 1 MiB + %d bytes", crypto_box_SEALBYTES);
+	tap_check(same, "seal of 1 MiB returns a box of 1 MiB + %d bytes", crypto_box_SEALBYTES);
 	f[1] = fld(box, len + crypto_box_SEALBYTES);
 	st = call(KD_OP_OPEN, 2, f, &r);
 	same = st == KD_OK && r.nf == 1 && r.f[0].len == len && !memcmp(r.f[0].p, msg, len);
 	if (st >= 0)
 		kd_reply_free(&r);
-	tap_ok(same, "open returns the original 1 MiB");
+	tap_check(same, "open returns the original 1 MiB");
 
 	/* A box sealed by libsodium itself opens too: the daemon is interoperable. */
 	crypto_box_seal(box, msg, 100, pk);
@@ -160,9 +160,9 @@ static void test_seal_open(void)
 	same = st == KD_OK && r.f[0].len == 100 && !memcmp(r.f[0].p, msg, 100);
 	if (st >= 0)
 		kd_reply_free(&r);
-	tap_ok(same, "open accepts a box sealed locally with crypto_box_seal");
+	tap_check(same, "open accepts a box sealed locally with crypto_box_seal");
 	box[50] ^= 1;
-	tap_ok(call_status(KD_OP_OPEN, 2, f) == KD_E_DECRYPT, "open rejects a corrupted box");
+	tap_check(call_status(KD_OP_OPEN, 2, f) == KD_E_DECRYPT, "open rejects a corrupted box");
 	free(msg);
 	free(box);
 }
@@ -178,37 +178,37 @@ static void test_import_and_errors(void)
 	randombytes_buf(seed, sizeof(seed));
 	crypto_sign_seed_keypair(pk, sk, seed);
 	st = call(KD_OP_IMPORT, 3, f, &r);
-	tap_ok(st == KD_OK && r.f[0].len == 32 && !memcmp(r.f[0].p, pk, 32),
+	tap_check(st == KD_OK && r.f[0].len == 32 && !memcmp(r.f[0].p, pk, 32),
 	       "import of an Ed25519 seed yields the public key libsodium derives");
 	if (st >= 0)
 		kd_reply_free(&r);
-	tap_ok(call_status(KD_OP_IMPORT, 3, f) == KD_E_EXISTS, "a second key of the same name is refused");
+	tap_check(call_status(KD_OP_IMPORT, 3, f) == KD_E_EXISTS, "a second key of the same name is refused");
 	f[2] = fld(seed, 31);
 	f[1] = str("short");
 	st = call_error(KD_OP_IMPORT, 3, f, msg, sizeof(msg));
-	tap_ok(st == KD_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
+	tap_check(st == KD_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
 	       "a 31-byte secret is refused: \"%s\"", msg);
 	f[0] = fld(&bad, 1);
 	st = call_error(KD_OP_KEYGEN, 2, f, msg, sizeof(msg));
-	tap_ok(st == KD_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
+	tap_check(st == KD_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
 	       strstr(msg, "2 for x25519"), "an unknown key type is refused: \"%s\"", msg);
 	f[0] = fld(&t, 1);
 	f[1] = str("bad/name");
 	st = call_error(KD_OP_KEYGEN, 2, f, msg, sizeof(msg));
-	tap_ok(st == KD_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
+	tap_check(st == KD_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
 	       "a key name with '/' is refused: \"%s\"", msg);
 	f[0] = str("sealer");
 	f[1] = fld(seed, 32);
 	st = call_error(KD_OP_SIGN, 2, f, msg, sizeof(msg));
-	tap_ok(st == KD_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
+	tap_check(st == KD_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
 	       "signing with an X25519 key is refused: \"%s\"", msg);
 	f[0] = str("nosuchkey");
-	tap_ok(call_status(KD_OP_SIGN, 2, f) == KD_E_NOKEY, "signing with a missing key is refused");
+	tap_check(call_status(KD_OP_SIGN, 2, f) == KD_E_NOKEY, "signing with a missing key is refused");
 	f[0] = str("imported");
-	tap_ok(call_status(KD_OP_DELETE, 1, f) == KD_OK && call_status(KD_OP_PUBKEY, 1, f) == KD_E_NOKEY,
+	tap_check(call_status(KD_OP_DELETE, 1, f) == KD_OK && call_status(KD_OP_PUBKEY, 1, f) == KD_E_NOKEY,
 	       "delete removes the key");
 	st = call(KD_OP_LIST, 0, NULL, &r);
-	tap_ok(st == KD_OK && r.nf == 2, "list shows the 2 remaining keys (got %u)", st == KD_OK ? r.nf : 0);
+	tap_check(st == KD_OK && r.nf == 2, "list shows the 2 remaining keys (got %u)", st == KD_OK ? r.nf : 0);
 	if (st >= 0)
 		kd_reply_free(&r);
 }
@@ -244,26 +244,26 @@ static void test_bad_input(size_t max_body)
 
 	kd_hdr_pack(buf, KD_OP_LIST, 0);
 	buf[0] = 7;
-	tap_ok(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "wrong protocol version: error reply, then close");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "wrong protocol version: error reply, then close");
 	kd_hdr_pack(buf, 200, 0);
-	tap_ok(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "unknown operation: error reply, then close");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "unknown operation: error reply, then close");
 	/* sign wants 2 fields; this body holds a field claiming 100 bytes but carrying 4. */
 	kd_hdr_pack(buf, KD_OP_SIGN, 8);
 	kd_put32(buf + 8, 100);
 	memcpy(buf + 12, "abcd", 4);
-	tap_ok(raw_exchange(buf, 16, 0, KD_E_MALFORMED), "field length beyond the body: error reply, then close");
+	tap_check(raw_exchange(buf, 16, 0, KD_E_MALFORMED), "field length beyond the body: error reply, then close");
 	kd_hdr_pack(buf, KD_OP_SIGN, 5);
 	kd_put32(buf + 8, 1);
 	buf[12] = 'a';
-	tap_ok(raw_exchange(buf, 13, 0, KD_E_MALFORMED), "one field where sign needs two: error reply, then close");
+	tap_check(raw_exchange(buf, 13, 0, KD_E_MALFORMED), "one field where sign needs two: error reply, then close");
 	kd_hdr_pack(buf, KD_OP_LIST, max_body + 1);
-	tap_ok(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of limit+1 bytes: too-large reply, then close");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of limit+1 bytes: too-large reply, then close");
 	kd_hdr_pack(buf, KD_OP_SIGN, 0xffffffffu);
-	tap_ok(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of 4 GiB announced: too-large reply, then close");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of 4 GiB announced: too-large reply, then close");
 	kd_hdr_pack(buf, KD_OP_SIGN, 100);
-	tap_ok(raw_exchange(buf, KD_HDR_SIZE + 10, 1, KD_E_TRUNCATED), "body cut short: truncated reply, then close");
-	tap_ok(raw_exchange(buf, 3, 1, KD_E_TRUNCATED), "header cut short: truncated reply, then close");
-	tap_ok(call(KD_OP_STATS, 0, NULL, &r) == KD_OK, "the daemon still serves after all of the above");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE + 10, 1, KD_E_TRUNCATED), "body cut short: truncated reply, then close");
+	tap_check(raw_exchange(buf, 3, 1, KD_E_TRUNCATED), "header cut short: truncated reply, then close");
+	tap_check(call(KD_OP_STATS, 0, NULL, &r) == KD_OK, "the daemon still serves after all of the above");
 	kd_reply_free(&r);
 }
 
@@ -305,15 +305,15 @@ static void test_peercred(const char *dir)
 		return;
 	}
 	rc = nobody_connect();
-	tap_ok(rc == 20, "uid 65534 cannot connect to the 0600 socket (child code %d)", rc);
+	tap_check(rc == 20, "uid 65534 cannot connect to the 0600 socket (child code %d)", rc);
 	snprintf(sock, sizeof(sock), "%s/wide.sock", dir);
 	pid = daemon_start(sock, wide, NULL, errlog);
 	rc = pid > 0 ? nobody_connect() : -1;
-	tap_ok(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
+	tap_check(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
 	if (pid > 0)
 		daemon_stop(pid);
 	read_text(errlog, text, sizeof(text));
-	tap_ok(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
+	tap_check(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
 	       "a root daemon's refusal says it serves root only");
 	if (strstr(text, "secbufd: refused")) {
 		const char *line = strstr(text, "secbufd: refused");
@@ -331,7 +331,7 @@ static void test_load(void)
 	char c;
 
 	if (pipe(ready) < 0 || pipe(go) < 0) {
-		tap_ok(0, "pipes for the load test");
+		tap_check(0, "pipes for the load test");
 		return;
 	}
 	for (int i = 0; i < NCLIENTS; i++) {
@@ -373,7 +373,7 @@ static void test_load(void)
 			ok++;
 	}
 	close(ready[0]);
-	tap_ok(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
+	tap_check(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
 }
 
 /* Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping). */
@@ -447,20 +447,20 @@ static void test_notify(const char *dir)
 	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sa.sun_path);
 	snprintf(sock, sizeof(sock), "%s/notified.sock", dir);
 	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		tap_ok(0, "a notify socket for the readiness test: %s", strerror(errno));
+		tap_check(0, "a notify socket for the readiness test: %s", strerror(errno));
 		return;
 	}
 	pid = daemon_spawn(sock, small, envs, errlog, NULL);
 	ready = !strcmp(notify_recv(nfd, msg, sizeof(msg)), "READY=1");
 	if (ready)
 		fd = kd_connect(sock);
-	tap_ok(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
+	tap_check(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
 	       msg);
 	if (fd >= 0)
 		close(fd);
 	if (pid > 0)
 		kill(pid, SIGTERM);
-	tap_ok(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
+	tap_check(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
 	       msg);
 	if (pid > 0 && wait_exit(pid, 5000) == -1)
 		daemon_stop(pid);
@@ -484,29 +484,29 @@ static void test_signal_wipe(const char *dir, int sig)
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
 	if (pid < 0 || call_status(KD_OP_IMPORT, 3, f) != KD_OK || call_status(KD_OP_IMPORT, 3, g) != KD_OK) {
-		tap_ok(0, "daemon with two imported keys for the SIG%s test", name);
+		tap_check(0, "daemon with two imported keys for the SIG%s test", name);
 		if (pid > 0)
 			daemon_stop(pid);
 		return;
 	}
 	before = mem_hits(pid, seed, 32);
 	xbefore = mem_hits(pid, x, 32);
-	tap_ok(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
+	tap_check(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
 	       "(%ld and %ld copies)", name, before, xbefore);
 	kill(pid, sig);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		tap_ok(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
+		tap_check(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
 		return;
 	}
 	after = mem_hits(pid, seed, 32);
 	xafter = mem_hits(pid, x, 32);
-	tap_ok(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
+	tap_check(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
 	       "(%ld and %ld copies)", name, after, xafter);
 	kill(pid, SIGCONT);
 	status = wait_exit(pid, 5000);
-	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
+	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
 	       "(status 0x%x)", name, status);
-	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
+	tap_check(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
 }
 
 /* The other catchable ways to end it wipe and exit 0 too. */
@@ -528,7 +528,7 @@ static void test_signals(const char *dir)
 			if (status == -1)
 				daemon_stop(pid);
 		}
-		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
+		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
 		       "SIG%s: exits 0 and removes the socket (status 0x%x)", sigabbrev_np(sigs[i]), status);
 	}
 }
@@ -553,7 +553,7 @@ int main(int argc, char **argv)
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(errlog, sizeof(errlog), "%s/secbufd.log", dir);
 	pid = daemon_start(sock, small, NULL, errlog);
-	if (!tap_ok(pid > 0, "secbufd starts and answers on %s", sock))
+	if (!tap_check(pid > 0, "secbufd starts and answers on %s", sock))
 		return tap_done();
 	test_sign_verify();
 	test_seal_open();
@@ -564,7 +564,7 @@ int main(int argc, char **argv)
 	{
 		int status = daemon_stop(pid);
 
-		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
+		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
 	test_signals(dir);
 	test_notify(dir);

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-mark.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define CORE_PATTERN	"/tmp/proof-core.%p"

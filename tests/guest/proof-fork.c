@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "lib-mark.h"
 #include "kfacts.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define NPAGES 16

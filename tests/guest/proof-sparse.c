@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include "lib-cgroup.h"
 #include "kfacts.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define NPROC		8

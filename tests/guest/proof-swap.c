@@ -19,7 +19,7 @@
 #include "lib-cgroup.h"
 #include "lib-mark.h"
 #include "kfacts.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define CGROUP		"proof-swap"

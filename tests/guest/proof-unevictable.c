@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kfacts.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define BUF_SIZE	(64UL << 20)

@@ -17,6 +17,7 @@
 #include <secbuf.h>
 #include "harness.h"
 #include "kfacts.h"
+#include "tap.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
@@ -282,17 +283,6 @@ int sbt_run_self(const struct sbt_self *se, char *msg, size_t len)
 	return sbt_child(exec_self, (void *)se, msg, len);
 }
 
-static size_t count_tests(const struct sbt_test *const *groups)
-{
-	const struct sbt_test *t;
-	size_t n = 0;
-
-	for (; *groups; groups++)
-		for (t = *groups; t->name; t++)
-			n++;
-	return n;
-}
-
 /* One tcase per test, so that check's results name the test. */
 static int run(const char *name, const struct sbt_test *const *groups)
 {
@@ -301,9 +291,7 @@ static int run(const char *name, const struct sbt_test *const *groups)
 	const struct sbt_test *t;
 	SRunner *sr;
 	TestResult **res;
-	int pass = 0, fail = 0, skip = 0, nres;
-	size_t i = 0;
-	int j;
+	int nres, j, rc;
 
 	for (g = groups; *g; g++) {
 		for (t = *g; t->name; t++) {
@@ -322,30 +310,23 @@ static int run(const char *name, const struct sbt_test *const *groups)
 		for (t = *g; t->name; t++) {
 			const char *msg;
 
-			i++;
 			for (j = 0; j < nres; j++)
 				if (!strcmp(tr_tcname(res[j]), t->name))
 					break;
 			msg = j < nres ? tr_msg(res[j]) : "";
-			if (j < nres && tr_rtype(res[j]) == CK_PASS) {
-				printf("ok %zu %s\n", i, t->name);
-				pass++;
-			} else if (j < nres && !strncmp(msg, SKIP_TAG, strlen(SKIP_TAG))) {
-				printf("ok %zu %s # SKIP %s\n", i, t->name, msg + strlen(SKIP_TAG));
-				skip++;
-			} else {
-				printf("not ok %zu %s\n", i, t->name);
-				if (j < nres)
-					printf("# %s:%d: %s\n", tr_lfile(res[j]), tr_lno(res[j]), msg);
-				fail++;
-			}
+			if (j < nres && tr_rtype(res[j]) != CK_PASS &&
+			    !strncmp(msg, SKIP_TAG, strlen(SKIP_TAG)))
+				tap_skip(msg + strlen(SKIP_TAG), "%s", t->name);
+			else if (!tap_check(j < nres && tr_rtype(res[j]) == CK_PASS, "%s", t->name) &&
+				 j < nres)
+				tap_diag("%s:%d: %s", tr_lfile(res[j]), tr_lno(res[j]), msg);
 		}
 	}
 	free(res);
 	srunner_free(sr);
-	printf("1..%zu\n%d passed, %d failed, %d skipped\n", count_tests(groups), pass, fail,
-	       skip);
-	return fail ? 1 : 0;
+	rc = tap_done();
+	tap_totals();
+	return rc;
 }
 
 int sbt_main(int argc, char **argv, const char *suite,
