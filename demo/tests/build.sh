@@ -42,8 +42,10 @@ public_api() {	# public_api FILE: defined global symbols == secbuf.h's functions
 	local want got
 	want=$(grep -oE '\bsecbuf_[a-z_]+\(' "$src/include/secbuf.h" | tr -d '(' | sort -u)
 	got=$(nm -g --defined-only "$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u)
-	[ -n "$want" ] && [ "$got" = "$want" ] ||
-		{ diff <(echo "$want") <(echo "$got") | sed 's/^/# /'; return 1; }
+	if [ -z "$want" ] || [ "$got" != "$want" ]; then
+		diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+		return 1
+	fi
 }
 for f in lib/libsecbuf.a lib/libsecbuf.so.1; do
 	ok "$f exports only the public API of secbuf.h" public_api "$b/$f"
