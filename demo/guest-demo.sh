@@ -6,7 +6,7 @@
 # with a small memory.max; then audits the daemon.  The secrets to look for
 # in the swap device are printed as "# KEEP: secret|control NAME HEX", after
 # "# KEEP: expect secret absent" and "expect control present", for the host's
-# scan (demo/scan-swap), the figures as "# KEEP: stat KEY VALUE".
+# scan (qemu/scan-swap), the figures as "# KEEP: stat KEY VALUE".
 # Env: DEMO_MEMMAX (cgroup memory.max, default 24M), DEMO_PRESSURE_MB (96).
 memmax=${DEMO_MEMMAX:-24M}
 pressure=${DEMO_PRESSURE_MB:-96}

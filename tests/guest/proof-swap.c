@@ -9,7 +9,7 @@
  * secbuf pages must still be present and unevictable; with SECBUF_LOCK=none
  * (the negative control) they must have been swapped out instead.  The
  * process exits without freeing anything; the guest then powers off without
- * swapoff, and tests/guest/scan-swap searches the image.
+ * swapoff, and qemu/scan-swap searches the image.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -94,7 +94,7 @@ int main(void)
 	if (!sec || !ctl || smem == MAP_FAILED)
 		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p): %s", (void *)sec,
 			 (void *)ctl, (void *)smem, strerror(errno));
-	/* What tests/guest/scan-swap is to find in the swap image. */
+	/* What qemu/scan-swap is to find in the swap image. */
 	tap_keep("expect secbuf %s", negative ? "present" : "absent");
 	tap_keep("expect control present");
 	tap_keep("expect memfd_secret absent");
