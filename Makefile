@@ -57,6 +57,7 @@ check-guest: deps
 
 check-asan: deps
 	$(MAKE) -C tests/host check-asan
+	$(MAKE) -C demo check-asan
 
 check-valgrind: deps
 	$(MAKE) -C tests/host check-valgrind
