@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 
-.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
+.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host bench install uninstall qemu-shell clean
 
 all: lib
@@ -48,6 +48,11 @@ guest-image: guest
 # Host tests first, then every guest suite on the patched (and stock) kernel.
 check: deps
 	@tests/run-all
+
+# shellcheck on every script, clang-format on changed C lines, checkpatch
+# on the series (part of check).
+lint: deps
+	@.ci/lint
 
 check-host: deps
 	@tests/run-all --host-only
