@@ -10,14 +10,9 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "abi.h"
 #include "internal.h"
 
-#ifndef MAP_LOCKONFAULT
-#define MAP_LOCKONFAULT 0x400000
-#endif
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT 0x01
-#endif
 
 /*
  * MAP_SHARED_VALIDATE rejects every flag the kernel does not know with

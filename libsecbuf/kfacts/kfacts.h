@@ -13,25 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 
-/* The lock-on-fault series' ABI, where the installed headers predate it. */
-#ifndef MAP_LOCKONFAULT
-#define MAP_LOCKONFAULT	0x400000
-#endif
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT	0x01
-#endif
-#ifndef MLOCK_LOCKED
-#define MLOCK_LOCKED	0x02
-#endif
-/* Kept far above mainline's numbers by the series (syscall_64.tbl). */
-#ifndef __NR_munlock2
-#define __NR_munlock2		900
-#define __NR_munlockall2	901
-#endif
+#include "../abi.h"	/* MAP_LOCKONFAULT, MLOCK_*, __NR_munlock2 */
 
 /*
  * Whether the running kernel has the lock-on-fault series: a lock-on-fault
