@@ -24,6 +24,7 @@
 
 #include "../client.h"
 #include "spawn.h"
+#include "kfacts.h"
 #include "tap.h"
 
 #define NOBODY		65534
@@ -376,52 +377,57 @@ static void test_load(void)
 	tap_check(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
 }
 
+struct search {
+	const uint8_t *needle;
+	size_t len;
+	uint8_t *buf;	/* CHUNK + len bytes */
+	int mem;	/* /proc/PID/mem */
+	long hits;
+};
+enum { CHUNK = 1 << 20 };
+
+/* Count the needle in one mapping, read in chunks. */
+static int search_vma(const struct smaps_vma *v, void *arg)
+{
+	struct search *s = arg;
+	size_t keep = 0;
+
+	/* Skip kernel-provided pages and huge reservations (sanitizer shadow). */
+	if (!strncmp(v->name, "[vvar", 5) || !strcmp(v->name, "[vsyscall]") ||
+	    v->end - v->start > (1UL << 30))
+		return 0;
+	/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
+	for (unsigned long at = v->start; at < v->end;) {
+		size_t want = v->end - at < CHUNK ? v->end - at : CHUNK, n;
+		ssize_t got = pread(s->mem, s->buf + keep, want, at);
+
+		if (got <= 0)
+			break;
+		at += got;
+		n = keep + got;
+		for (size_t i = 0; i + s->len <= n; i++)
+			if (s->buf[i] == s->needle[0] && !memcmp(s->buf + i, s->needle, s->len))
+				s->hits++;
+		keep = n < s->len - 1 ? n : s->len - 1;
+		memmove(s->buf, s->buf + n - keep, keep);
+	}
+	return 0;
+}
+
 /* Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping). */
 static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 {
-	enum { CHUNK = 1 << 20 };
-	char path[64], line[512];
-	uint8_t *buf = malloc(CHUNK + len);
-	long hits = 0;
-	FILE *maps;
-	int mem;
+	struct search s = { needle, len, malloc(CHUNK + len), -1, 0 };
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
-	while (buf && maps && mem >= 0 && fgets(line, sizeof(line), maps)) {
-		unsigned long start, end;
-		size_t keep = 0;
-
-		/* Skip kernel-provided pages and huge reservations (sanitizer shadow). */
-		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || strstr(line, "[vvar") ||
-		    strstr(line, "[vsyscall]") || end - start > (1UL << 30))
-			continue;
-		/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
-		for (unsigned long at = start; at < end;) {
-			size_t want = end - at < CHUNK ? end - at : CHUNK, n;
-			ssize_t got = pread(mem, buf + keep, want, at);
-
-			if (got <= 0)
-				break;
-			at += got;
-			n = keep + got;
-			for (size_t i = 0; i + len <= n; i++)
-				if (buf[i] == needle[0] && !memcmp(buf + i, needle, len))
-					hits++;
-			keep = n < len - 1 ? n : len - 1;
-			memmove(buf, buf + n - keep, keep);
-		}
-	}
-	if (!buf || !maps || mem < 0)
-		hits = -1;
-	free(buf);
-	if (maps)
-		fclose(maps);
-	if (mem >= 0)
-		close(mem);
-	return hits;
+	s.mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (!s.buf || s.mem < 0 || smaps_each(pid, search_vma, &s) < 0)
+		s.hits = -1;
+	free(s.buf);
+	if (s.mem >= 0)
+		close(s.mem);
+	return s.hits;
 }
 
 /* One datagram from the notify socket within 5 s, NUL-terminated; "" if none. */
