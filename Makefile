@@ -11,7 +11,7 @@ KVER ?= 6.1
 KVERS ?= 6.1 6.12
 
 
-.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host \
+.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host bench install uninstall qemu-shell clean
 
 all: lib
@@ -56,6 +56,11 @@ guest-image: guest
 check: deps
 	@tests/run-all
 
+# shellcheck on every script, clang-format on changed C lines, checkpatch
+# on the series (part of check).
+lint: deps
+	@.ci/lint
+
 check-host: deps
 	@tests/run-all --host-only
 
@@ -64,6 +69,7 @@ check-guest: deps
 
 check-asan: deps
 	$(MAKE) -C tests/host check-asan
+	$(MAKE) -C demo check-asan
 
 check-valgrind: deps
 	$(MAKE) -C tests/host check-valgrind

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The experiment of the 2015 lock-on-fault cover letter (seeds/001): map a
- * file of random data, make random one-byte reads, and keep every touched
- * page locked, with seven strategies:
+ * The experiment of the cover letter of Eric Munson's 2015 lock-on-fault
+ * series: map a file of random data, make random one-byte reads, and keep
+ * every touched page locked, with seven strategies:
  *   a  mlock() of the whole range at setup
  *   b  mlock() of the page before each access
  *   c  PROT_NONE + SIGSEGV handler doing mprotect+mlock, batch 1 page
@@ -155,7 +155,7 @@ static int run_strategy(void *arg, double *out, int nout)
 	case 'c': batch = 1; break;
 	case 'd': batch = 8; break;
 	case 'e': batch = 16; break;
-	case 'g': flags |= BENCH_MAP_LOCKONFAULT; break;
+	case 'g': flags |= MAP_LOCKONFAULT; break;
 	}
 	if (batch) {
 		struct sigaction sa = { .sa_sigaction = segv_handler,
@@ -176,7 +176,7 @@ static int run_strategy(void *arg, double *out, int nout)
 	if (job->strategy == 'a' && mlock(p, cfg->size))
 		die("mlock whole range: %s", strerror(errno));
 	if (job->strategy == 'f' &&
-	    sys_mlock2(p, cfg->size, BENCH_MLOCK_ONFAULT))
+	    syscall(SYS_mlock2, p, cfg->size, MLOCK_ONFAULT))
 		die("mlock2(MLOCK_ONFAULT): %s", strerror(errno));
 	t1 = now_ms();
 	seg_base = p;
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 	cfg.size -= cfg.size % page_size;
 	if (raise_memlock() && errno != EPERM)
 		die("setrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));
-	series = have_lockonfault_series();
+	series = lockonfault_series();
 
 	record("machine %s", machine_desc());
 	off = malloc(cfg.accesses * sizeof(*off));

@@ -89,11 +89,11 @@ static double lockonfault_per_sec(long iters, int map_flag)
 	for (i = 0; i < iters; i++) {
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS |
-			       (map_flag ? BENCH_MAP_LOCKONFAULT : 0), -1, 0);
+			       (map_flag ? MAP_LOCKONFAULT : 0), -1, 0);
 
 		if (p == MAP_FAILED)
 			die("mmap: %s", strerror(errno));
-		if (!map_flag && sys_mlock2(p, len, BENCH_MLOCK_ONFAULT))
+		if (!map_flag && syscall(SYS_mlock2, p, len, MLOCK_ONFAULT))
 			die("mlock2: %s (RLIMIT_MEMLOCK?)", strerror(errno));
 		p[0] = 1;
 		munmap(p, len);
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	if (runs < 1 || runs > 64 || iters < 1)
 		die("runs must be 1..64 and iterations positive");
 	page_size = sysconf(_SC_PAGESIZE);
-	patched = have_lockonfault_series();
+	patched = lockonfault_series();
 	record("machine %s", machine_desc());
 	for (k = 0; k < 5; k++) {
 		double v[65];

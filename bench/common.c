@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -143,33 +142,14 @@ struct stats stats_of(double *samples, int n)
 	return s;
 }
 
-static long proc_kb(const char *path, const char *field)
-{
-	char line[256];
-	size_t len = strlen(field);
-	long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			val = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 long status_kb(const char *field)
 {
-	return proc_kb("/proc/self/status", field);
+	return proc_field_kb("/proc/self/status", field);
 }
 
 long locked_resident_kb(void)
 {
-	return proc_kb("/proc/self/smaps_rollup", "Locked");
+	return proc_field_kb("/proc/self/smaps_rollup", "Locked");
 }
 
 long faults_now(void)
@@ -189,25 +169,6 @@ int reset_peak_rss(void)
 		return -1;
 	ret = fputs("5", f) < 0;
 	return fclose(f) || ret ? -1 : 0;
-}
-
-int sys_mlock2(const void *addr, size_t len, unsigned int flags)
-{
-	return syscall(BENCH_NR_MLOCK2, addr, len, flags);
-}
-
-int have_lockonfault_series(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *p = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int ok;
-
-	if (p == MAP_FAILED)
-		die("mmap probe page: %s", strerror(errno));
-	/* Stock kernels reject MLOCK_LOCKED in mlock2 with EINVAL. */
-	ok = sys_mlock2(p, 0, BENCH_MLOCK_LOCKED) == 0;
-	munmap(p, page);
-	return ok;
 }
 
 int raise_memlock(void)
@@ -257,7 +218,7 @@ const char *machine_desc(void)
 		 model, sysconf(_SC_NPROCESSORS_ONLN),
 		 (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / (long long)MiB,
 		 u.release, u.machine,
-		 have_lockonfault_series() ? " (lock-on-fault series)" : "",
+		 lockonfault_series() ? " (lock-on-fault series)" : "",
 		 thp_mode(), clock_desc());
 	return buf;
 }

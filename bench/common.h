@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared helpers for the secbuf benchmarks: clocks, run statistics,
- * /proc/self/status counters, the lock-on-fault probe and result records.
+ * /proc/self/status counters and result records.
  *
  * Every result is one line "# KEEP: bench <table> <key=value>..." on stdout,
  * so the same binary feeds bench/report on the host and keep.txt in the
@@ -18,11 +18,8 @@
 #define MiB (1024UL * KiB)
 #define GiB (1024UL * MiB)
 
-/* Kernel ABI of the lock-on-fault series (spec/interfaces.md). */
-#define BENCH_MLOCK_ONFAULT   0x01
-#define BENCH_MLOCK_LOCKED    0x02
-#define BENCH_MAP_LOCKONFAULT 0x400000
-#define BENCH_NR_MLOCK2       325
+/* The kernel's side (/proc, the lock-on-fault ABI and its probe) is kfacts. */
+#include "kfacts.h"
 
 /* Milliseconds from a fine monotonic clock (see clock_init in common.c). */
 double now_ms(void);
@@ -47,11 +44,6 @@ long locked_resident_kb(void);
 long faults_now(void);
 /* Reset VmHWM to the current RSS; returns 0 when the kernel supports it. */
 int reset_peak_rss(void);
-
-/* mlock2(2) by number: glibc may lack a wrapper for the new flags. */
-int sys_mlock2(const void *addr, size_t len, unsigned int flags);
-/* 1 when the running kernel has the lock-on-fault series. */
-int have_lockonfault_series(void);
 
 /* RLIMIT_MEMLOCK to infinity; returns 0 on success (needs root). */
 int raise_memlock(void);

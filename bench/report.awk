@@ -401,7 +401,7 @@ END {
 	o = out "/2015.md"
 	print "# The 2015 lock-on-fault experiment, reproduced\n" > o
 	print "Map a file of random data and make random one-byte reads, keeping every touched page locked" > o
-	print "(seeds/001).  Setup = mmap plus any whole-range lock call; processing = the reads with their" > o
+	print "(Munson, 2015).  Setup = mmap plus any whole-range lock call; processing = the reads with their" > o
 	print "locking.  Dense reads anywhere; sparse reads only ~5% of the pages.  SIGSEGV handlers clamp" > o
 	print "their batch to the mapping end (one mprotect+mlock per fault) instead of the cover letter's" > o
 	print "speculative second step.  \"Locked resident\" is smaps_rollup Locked (pages actually pinned);" > o

@@ -1,34 +1,14 @@
-/* audit-scan.c - smaps parsing and per-page state from pagemap/kpageflags. */
+/* audit-scan.c - which mappings to audit, and their pages' state (kfacts). */
 #define _GNU_SOURCE
 #include "audit-scan.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAPPED	(1ULL << 62)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
-#define KPF_UNEVICTABLE	(1ULL << 18)
-#define KPF_MLOCKED	(1ULL << 33)
-#define BATCH		1024
-
-static int has_flag(const char *vmflags, const char *flag)
-{
-	const char *p = vmflags;
-	size_t len = strlen(flag);
-
-	while ((p = strstr(p, flag))) {
-		if ((p == vmflags || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0' || p[len] == '\n'))
-			return 1;
-		p += len;
-	}
-	return 0;
-}
+#include "kfacts.h"
 
 /* Why m is selected (enum audit_by), or 0. */
 static unsigned selected(const struct audit_map *m, const struct audit_select *sel)
@@ -54,47 +34,24 @@ const char *audit_by_name(unsigned by, char *buf, size_t size)
 	return buf;
 }
 
-/* Per-page counts for m from pagemap (pm) and, when kpf >= 0, kpageflags. */
-static int count_pages(struct audit_map *m, int pm, int kpf)
+/*
+ * Per-page counts for m.  A page whose kpageflags could not be read (not
+ * root) counts as locked when its mapping is VM_LOCKED.
+ */
+static int count_pages(struct audit_map *m, pid_t pid)
 {
-	long psize = sysconf(_SC_PAGESIZE);
-	uint64_t ent[BATCH];
+	struct page_census c;
+	unsigned long unknown;
 
-	m->pages = (m->end - m->start) / psize;
-	for (unsigned long done = 0; done < m->pages;) {
-		size_t want = m->pages - done < BATCH ? m->pages - done : BATCH;
-		off_t off = (off_t)((m->start / psize + done) * sizeof(uint64_t));
-		ssize_t got = pread(pm, ent, want * sizeof(uint64_t), off);
-
-		if (got < 0)
-			return -1;
-		if (got == 0)	/* beyond the user address space: nothing there is ours */
-			break;
-		got /= sizeof(uint64_t);
-		for (ssize_t i = 0; i < got; i++) {
-			uint64_t pfn = ent[i] & PM_PFN_MASK, flags = 0;
-			int locked;
-
-			if (ent[i] & PM_SWAPPED)
-				m->swapped++;
-			if (!(ent[i] & PM_PRESENT))
-				continue;
-			m->resident++;
-			if (kpf >= 0 && pfn &&
-			    pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) == sizeof(flags)) {
-				if (flags & KPF_UNEVICTABLE)
-					m->unevictable++;
-				locked = !!(flags & (KPF_MLOCKED | KPF_UNEVICTABLE));
-			} else {
-				locked = m->lo;
-			}
-			if (locked)
-				m->locked++;
-			else
-				m->evictable++;
-		}
-		done += got;
-	}
+	m->pages = (m->end - m->start) / sysconf(_SC_PAGESIZE);
+	if (page_census_pid(pid, m->start, m->pages, &c) < 0)
+		return -1;
+	unknown = c.present - c.flags_read;
+	m->resident = c.present;
+	m->swapped = c.swapped;
+	m->unevictable = c.unevictable;
+	m->locked = c.locked + (m->lo ? unknown : 0);
+	m->evictable = m->resident - m->locked;
 	return 0;
 }
 
@@ -113,83 +70,62 @@ static int push(struct audit_map **maps, size_t *n, size_t *cap, const struct au
 	return 0;
 }
 
+struct scan {
+	pid_t pid;
+	const struct audit_select *sel;
+	struct audit_map *maps;
+	size_t n, cap;
+};
+
+/* One smaps entry: select it, clip it to the range, count its pages. */
+static int scan_vma(const struct smaps_vma *v, void *arg)
+{
+	struct scan *sc = arg;
+	struct audit_map cur;
+	size_t len;
+
+	memset(&cur, 0, sizeof(cur));
+	cur.start = v->start;
+	cur.end = v->end;
+	memcpy(cur.perms, v->perms, sizeof(cur.perms));
+	snprintf(cur.name, sizeof(cur.name), "%s", v->name);
+	/* As printed: without the blanks kfacts puts around the flags. */
+	snprintf(cur.vmflags, sizeof(cur.vmflags), "%s", v->vmflags + strspn(v->vmflags, " "));
+	for (len = strlen(cur.vmflags); len && cur.vmflags[len - 1] == ' ';)
+		cur.vmflags[--len] = '\0';
+	cur.lo = vmflag_has(v, "lo");
+	cur.lf = vmflag_has(v, "lf");
+	cur.dd = vmflag_has(v, "dd");
+	cur.wf = vmflag_has(v, "wf");
+	cur.by = selected(&cur, sc->sel);
+	if (!cur.by)
+		return 0;
+	if (sc->sel->have_range) {
+		if (cur.start < sc->sel->range_start)
+			cur.start = sc->sel->range_start;
+		if (cur.end > sc->sel->range_end)
+			cur.end = sc->sel->range_end;
+	}
+	if (count_pages(&cur, sc->pid) < 0 || push(&sc->maps, &sc->n, &sc->cap, &cur) < 0)
+		return -1;
+	return 0;
+}
+
 int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags)
 {
-	char path[64], line[512];
-	struct audit_map cur;
-	int have = 0, pm, kpf, rc = -1, err;
-	size_t cap = 0;
-	FILE *f;
+	struct scan sc = { pid, sel, NULL, 0, 0 };
+	int err;
 
 	*maps = NULL;
 	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	pm = open(path, O_RDONLY | O_CLOEXEC);
-	if (pm < 0) {
+	*kpageflags = kpageflags_readable();
+	if (smaps_each(pid, scan_vma, &sc) != 0) {
 		err = errno;
-		fclose(f);
+		free(sc.maps);
 		errno = err;
 		return -1;
 	}
-	/* Root only; without it, VmFlags decide (see audit-scan.h). */
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	*kpageflags = kpf >= 0;
-
-	/* Each mapping is a header line, then "Key: value" lines ending with VmFlags. */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		char perms[5];
-		int name_at = 0;
-
-		if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, perms, &name_at) >= 3 && name_at > 0) {
-			memset(&cur, 0, sizeof(cur));
-			cur.start = start;
-			cur.end = end;
-			memcpy(cur.perms, perms, sizeof(cur.perms));
-			snprintf(cur.name, sizeof(cur.name), "%s", line + name_at);
-			cur.name[strcspn(cur.name, "\n")] = '\0';
-			have = 1;
-		} else if (have && !strncmp(line, "VmFlags:", 8)) {
-			have = 0;
-			snprintf(cur.vmflags, sizeof(cur.vmflags), "%s", line + 8 + strspn(line + 8, " "));
-			cur.vmflags[strcspn(cur.vmflags, "\n")] = '\0';
-			for (size_t e = strlen(cur.vmflags); e && cur.vmflags[e - 1] == ' ';)
-				cur.vmflags[--e] = '\0';
-			cur.lo = has_flag(cur.vmflags, "lo");
-			cur.lf = has_flag(cur.vmflags, "lf");
-			cur.dd = has_flag(cur.vmflags, "dd");
-			cur.wf = has_flag(cur.vmflags, "wf");
-			cur.by = selected(&cur, sel);
-			if (!cur.by)
-				continue;
-			if (sel->have_range) {
-				if (cur.start < sel->range_start)
-					cur.start = sel->range_start;
-				if (cur.end > sel->range_end)
-					cur.end = sel->range_end;
-			}
-			if (count_pages(&cur, pm, kpf) < 0 || push(maps, n, &cap, &cur) < 0)
-				goto out;
-		}
-	}
-	if (ferror(f))
-		goto out;
-	rc = 0;
-out:
-	err = errno;
-	fclose(f);
-	close(pm);
-	if (kpf >= 0)
-		close(kpf);
-	if (rc < 0) {
-		free(*maps);
-		*maps = NULL;
-		*n = 0;
-	}
-	errno = err;
-	return rc;
+	*maps = sc.maps;
+	*n = sc.n;
+	return 0;
 }

@@ -29,14 +29,14 @@ struct audit_map {
 	unsigned long start, end;	/* the part audited (clipped to --range) */
 	char perms[5];
 	char name[256];
-	char vmflags[128];		/* the smaps VmFlags line as printed */
+	char vmflags[160];		/* the smaps VmFlags line as printed */
 	int lo, lf, dd, wf;		/* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
 	unsigned by;			/* enum audit_by: the first reason it was selected */
 	unsigned long pages;
-	unsigned long resident;		/* pagemap bit 63 */
-	unsigned long swapped;		/* pagemap bit 62 */
+	unsigned long resident;		/* pagemap PM_PRESENT */
+	unsigned long swapped;		/* pagemap PM_SWAPPED */
 	unsigned long locked;		/* resident and mlocked (see audit_scan()) */
-	unsigned long unevictable;	/* kpageflags bit 18; only with kpageflags */
+	unsigned long unevictable;	/* KPF_UNEVICTABLE; only with kpageflags */
 	unsigned long evictable;	/* resident but not locked: reclaim may swap it */
 };
 
@@ -54,8 +54,8 @@ const char *audit_by_name(unsigned by, char *buf, size_t size);
  * VmFlags dd and wf, plus every locked one with sel->all; or, with a range,
  * those overlapping it (clipped to it).  *kpageflags
  * says whether page flags could be read (root): then a page counts as locked
- * when KPF_MLOCKED (bit 33) or KPF_UNEVICTABLE (bit 18) is set.  Checking
- * MLOCKED matters on 6.1: mlock sets PG_mlocked at once but moves the page
+ * when KPF_MLOCKED or KPF_UNEVICTABLE is set (of the head page, for a
+ * transparent huge page).  Checking MLOCKED matters on 6.1: mlock sets PG_mlocked at once but moves the page
  * to the unevictable LRU through a per-CPU batch, so bit 18 can lag.
  * Without kpageflags a resident page in a VM_LOCKED mapping counts as
  * locked.  Pages beyond the end of pagemap (the [vsyscall] page, above the

@@ -9,7 +9,7 @@
 
 #include "secbuf.h"
 
-int sb_connect(const char *path)
+int kd_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
@@ -32,7 +32,7 @@ int sb_connect(const char *path)
 	return fd;
 }
 
-int sb_read_full(int fd, void *buf, size_t len)
+int kd_read_full(int fd, void *buf, size_t len)
 {
 	for (size_t got = 0; got < len;) {
 		ssize_t n = read(fd, (uint8_t *)buf + got, len - got);
@@ -48,7 +48,7 @@ int sb_read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-int sb_write_full(int fd, const void *buf, size_t len)
+int kd_write_full(int fd, const void *buf, size_t len)
 {
 	for (size_t put = 0; put < len;) {
 		ssize_t n = write(fd, (const uint8_t *)buf + put, len - put);
@@ -62,9 +62,9 @@ int sb_write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-uint8_t *sb_frame_new(uint8_t op, unsigned n, const uint32_t *lens, uint8_t **ptrs)
+uint8_t *kd_frame_new(uint8_t op, unsigned n, const uint32_t *lens, uint8_t **ptrs)
 {
-	size_t size = sb_frame_size(n, lens);
+	size_t size = kd_frame_size(n, lens);
 	uint8_t *frame;
 
 	if (!size) {
@@ -73,14 +73,14 @@ uint8_t *sb_frame_new(uint8_t op, unsigned n, const uint32_t *lens, uint8_t **pt
 	}
 	frame = secbuf_alloc_flags(size, SECBUF_BEST_EFFORT);
 	if (frame)
-		sb_frame_layout(frame, op, n, lens, ptrs);
+		kd_frame_layout(frame, op, n, lens, ptrs);
 	return frame;
 }
 
-int sb_frame_send(int fd, uint8_t *frame)
+int kd_frame_send(int fd, uint8_t *frame)
 {
 	/* The header says how long the frame is; its buffer may be larger. */
-	int rc = sb_write_full(fd, frame, SB_HDR_SIZE + (size_t)sb_get32(frame + 4));
+	int rc = kd_write_full(fd, frame, KD_HDR_SIZE + (size_t)kd_get32(frame + 4));
 	int err = errno;
 
 	secbuf_free(frame);
@@ -88,15 +88,15 @@ int sb_frame_send(int fd, uint8_t *frame)
 	return rc;
 }
 
-int sb_reply_recv(int fd, struct sb_reply *r)
+int kd_reply_recv(int fd, struct kd_reply *r)
 {
-	uint8_t hdr[SB_HDR_SIZE];
+	uint8_t hdr[KD_HDR_SIZE];
 	int n;
 
 	memset(r, 0, sizeof(*r));
-	if (sb_read_full(fd, hdr, sizeof(hdr)) < 0)
+	if (kd_read_full(fd, hdr, sizeof(hdr)) < 0)
 		return -1;
-	if (sb_hdr_parse(hdr, &r->status, &r->len) < 0 || r->len > SB_REPLY_MAX) {
+	if (kd_hdr_parse(hdr, &r->status, &r->len) < 0 || r->len > KD_REPLY_MAX) {
 		errno = EPROTO;
 		return -1;
 	}
@@ -104,15 +104,15 @@ int sb_reply_recv(int fd, struct sb_reply *r)
 	r->body = secbuf_alloc_flags(r->len + 1, SECBUF_BEST_EFFORT);
 	if (!r->body)
 		return -1;
-	if (sb_read_full(fd, r->body, r->len) < 0)
+	if (kd_read_full(fd, r->body, r->len) < 0)
 		goto fail;
-	n = sb_fields_parse(r->body, r->len, r->f, 0, SB_REPLY_FIELDS_MAX);
-	if (n < 0 || (r->status != SB_OK && n != 1)) {
+	n = kd_fields_parse(r->body, r->len, r->f, 0, KD_REPLY_FIELDS_MAX);
+	if (n < 0 || (r->status != KD_OK && n != 1)) {
 		errno = EPROTO;
 		goto fail;
 	}
 	r->nf = n;
-	if (r->status != SB_OK) {
+	if (r->status != KD_OK) {
 		uint32_t mlen = r->f[0].len;
 
 		memmove(r->body, r->f[0].p, mlen);
@@ -121,11 +121,11 @@ int sb_reply_recv(int fd, struct sb_reply *r)
 	}
 	return 0;
 fail:
-	sb_reply_free(r);
+	kd_reply_free(r);
 	return -1;
 }
 
-void sb_reply_free(struct sb_reply *r)
+void kd_reply_free(struct kd_reply *r)
 {
 	int err = errno;
 
@@ -135,30 +135,30 @@ void sb_reply_free(struct sb_reply *r)
 	errno = err;
 }
 
-int sb_call(int fd, uint8_t op, unsigned n, const struct sb_field *req, struct sb_reply *r)
+int kd_call(int fd, uint8_t op, unsigned n, const struct kd_field *req, struct kd_reply *r)
 {
-	uint32_t lens[SB_REQ_FIELDS_MAX] = { 0 };
-	uint8_t *ptrs[SB_REQ_FIELDS_MAX];
+	uint32_t lens[KD_REQ_FIELDS_MAX] = { 0 };
+	uint8_t *ptrs[KD_REQ_FIELDS_MAX];
 	uint8_t *frame;
 
-	if (n > SB_REQ_FIELDS_MAX) {
+	if (n > KD_REQ_FIELDS_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++)
 		lens[i] = req[i].len;
-	frame = sb_frame_new(op, n, lens, ptrs);
+	frame = kd_frame_new(op, n, lens, ptrs);
 	if (!frame)
 		return -1;
 	for (unsigned i = 0; i < n; i++)
 		memcpy(ptrs[i], req[i].p, req[i].len);
-	return sb_request(fd, frame, r);
+	return kd_request(fd, frame, r);
 }
 
-int sb_request(int fd, uint8_t *frame, struct sb_reply *r)
+int kd_request(int fd, uint8_t *frame, struct kd_reply *r)
 {
 	/* A daemon that refused us may have replied and closed before we wrote. */
-	if (sb_frame_send(fd, frame) < 0 && errno != EPIPE && errno != ECONNRESET)
+	if (kd_frame_send(fd, frame) < 0 && errno != EPIPE && errno != ECONNRESET)
 		return -1;
-	return sb_reply_recv(fd, r);
+	return kd_reply_recv(fd, r);
 }

@@ -35,17 +35,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "keygen", SB_OP_KEYGEN, 2, 2, "ed25519|x25519 NAME", "new key; prints its public key" },
-	{ "import", SB_OP_IMPORT, 2, 2, "ed25519|x25519 NAME",
+	{ "keygen", KD_OP_KEYGEN, 2, 2, "ed25519|x25519 NAME", "new key; prints its public key" },
+	{ "import", KD_OP_IMPORT, 2, 2, "ed25519|x25519 NAME",
 	  "secret on stdin: 64 hex digits (Ed25519 seed or X25519 key)" },
-	{ "pubkey", SB_OP_PUBKEY, 1, 1, "NAME", "print the key's type and public key" },
-	{ "sign", SB_OP_SIGN, 2, 3, "NAME FILE [SIGFILE]", "signature to SIGFILE, or as hex to stdout" },
-	{ "verify", SB_OP_VERIFY, 3, 3, "NAME FILE SIGFILE", "exit 0 if SIGFILE (raw or hex) signs FILE, else 1" },
-	{ "seal", SB_OP_SEAL, 3, 3, "NAME FILE OUT", "encrypt FILE to the X25519 key NAME (crypto_box_seal)" },
-	{ "open", SB_OP_OPEN, 3, 3, "NAME FILE OUT", "decrypt a sealed FILE into OUT" },
-	{ "list", SB_OP_LIST, 0, 0, "", "list keys" },
-	{ "delete", SB_OP_DELETE, 1, 1, "NAME", "wipe and forget a key" },
-	{ "stats", SB_OP_STATS, 0, 0, "", "lock method and locked/resident pages per buffer" },
+	{ "pubkey", KD_OP_PUBKEY, 1, 1, "NAME", "print the key's type and public key" },
+	{ "sign", KD_OP_SIGN, 2, 3, "NAME FILE [SIGFILE]", "signature to SIGFILE, or as hex to stdout" },
+	{ "verify", KD_OP_VERIFY, 3, 3, "NAME FILE SIGFILE", "exit 0 if SIGFILE (raw or hex) signs FILE, else 1" },
+	{ "seal", KD_OP_SEAL, 3, 3, "NAME FILE OUT", "encrypt FILE to the X25519 key NAME (crypto_box_seal)" },
+	{ "open", KD_OP_OPEN, 3, 3, "NAME FILE OUT", "decrypt a sealed FILE into OUT" },
+	{ "list", KD_OP_LIST, 0, 0, "", "list keys" },
+	{ "delete", KD_OP_DELETE, 1, 1, "NAME", "wipe and forget a key" },
+	{ "stats", KD_OP_STATS, 0, 0, "", "lock method and locked/resident pages per buffer" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f,
 		"FILE and SIGFILE may be '-' for stdin (one of them), OUT and SIGFILE '-' for stdout.\n"
-		"  -s, --socket PATH  the daemon's socket (default $SECBUFD_SOCKET or " SB_DEFAULT_SOCKET ")\n"
+		"  -s, --socket PATH  the daemon's socket (default $SECBUFD_SOCKET or " KD_DEFAULT_SOCKET ")\n"
 		"  -h, --help         this text;  -V, --version  the version\n"
 		"Options may come anywhere; '--' ends them.\n"
 		"Exit status: 0 ok, 1 refused by the daemon, 2 usage, 3 I/O or connection error.\n");
@@ -85,9 +85,9 @@ static int io_error(const char *what)
 	return EXIT_IO;
 }
 
-static struct sb_field field(const void *p, size_t len)
+static struct kd_field field(const void *p, size_t len)
 {
-	return (struct sb_field){ .p = p, .len = len };
+	return (struct kd_field){ .p = p, .len = len };
 }
 
 static void print_hex(const uint8_t *p, size_t len)
@@ -108,7 +108,7 @@ static int write_out(const char *path, const uint8_t *p, size_t len)
 
 	if (fd == 1)
 		fflush(stdout);
-	if (fd < 0 || sb_write_full(fd, p, len) < 0 || (fd != 1 && close(fd) < 0)) {
+	if (fd < 0 || kd_write_full(fd, p, len) < 0 || (fd != 1 && close(fd) < 0)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
 		return -1;
 	}
@@ -122,12 +122,12 @@ static int write_out(const char *path, const uint8_t *p, size_t len)
  * gets a frame of its size; a stream one that doubles as it fills (the old
  * copy is wiped).  Returns 0, or an exit status.
  */
-static int frame_with_input(uint8_t op, const char *name, const char *path, const struct sb_field *extra,
+static int frame_with_input(uint8_t op, const char *name, const char *path, const struct kd_field *extra,
 			    uint8_t **out)
 {
 	uint32_t lens[3] = { strlen(name), 0, extra ? extra->len : 0 };
-	const size_t at = SB_HDR_SIZE + 2 * SB_FIELD_HDR + lens[0];	/* where the input goes */
-	const size_t tail = extra ? SB_FIELD_HDR + extra->len : 0;
+	const size_t at = KD_HDR_SIZE + 2 * KD_FIELD_HDR + lens[0];	/* where the input goes */
+	const size_t tail = extra ? KD_FIELD_HDR + extra->len : 0;
 	uint8_t *ptrs[3], *frame = NULL;
 	size_t cap, got = 0;
 	struct stat st;
@@ -144,8 +144,8 @@ static int frame_with_input(uint8_t op, const char *name, const char *path, cons
 			size_t ncap = !frame ? cap : 2 * cap > STREAM_CHUNK ? 2 * cap : STREAM_CHUNK;
 			uint8_t *bigger;
 
-			if (ncap > SB_REPLY_MAX) {
-				fprintf(stderr, "%s: %s: larger than %u bytes\n", prog, path, SB_REPLY_MAX);
+			if (ncap > KD_REPLY_MAX) {
+				fprintf(stderr, "%s: %s: larger than %u bytes\n", prog, path, KD_REPLY_MAX);
 				rc = EXIT_USAGE;
 				goto out;
 			}
@@ -172,7 +172,7 @@ static int frame_with_input(uint8_t op, const char *name, const char *path, cons
 		got += n;
 	}
 	lens[1] = got;
-	sb_frame_layout(frame, op, extra ? 3 : 2, lens, ptrs);
+	kd_frame_layout(frame, op, extra ? 3 : 2, lens, ptrs);
 	memcpy(ptrs[0], name, lens[0]);
 	if (extra)
 		memcpy(ptrs[2], extra->p, extra->len);
@@ -206,20 +206,20 @@ static int read_secret(uint8_t *secret)
 		}
 		got += n;
 	}
-	if (n >= 0 && sodium_hex2bin(secret, SB_SECRET_BYTES, hex, got, " \t\r\n", &binlen, NULL) == 0 &&
-	    binlen == SB_SECRET_BYTES)
+	if (n >= 0 && sodium_hex2bin(secret, KD_SECRET_BYTES, hex, got, " \t\r\n", &binlen, NULL) == 0 &&
+	    binlen == KD_SECRET_BYTES)
 		rc = 0;
 	secbuf_free(hex);
 	if (rc == EXIT_USAGE)
 		fprintf(stderr, "%s: import: expected %d hex digits (%d bytes) on stdin\n", prog,
-			2 * SB_SECRET_BYTES, SB_SECRET_BYTES);
+			2 * KD_SECRET_BYTES, KD_SECRET_BYTES);
 	return rc;
 }
 
 /* A signature file: 64 raw bytes or 128 hex digits.  0, or an exit status. */
 static int read_signature(const char *path, uint8_t *sig)
 {
-	uint8_t buf[2 * SB_SIG_BYTES + 3];
+	uint8_t buf[2 * KD_SIG_BYTES + 3];
 	size_t got = 0, binlen = 0;
 	int fd = open_input(path);
 	ssize_t n = 0;
@@ -236,30 +236,30 @@ static int read_signature(const char *path, uint8_t *sig)
 		close(fd);
 	if (n < 0)
 		return io_error(path);
-	if (got == SB_SIG_BYTES) {
-		memcpy(sig, buf, SB_SIG_BYTES);
+	if (got == KD_SIG_BYTES) {
+		memcpy(sig, buf, KD_SIG_BYTES);
 		return 0;
 	}
-	if (sodium_hex2bin(sig, SB_SIG_BYTES, (const char *)buf, got, "\r\n", &binlen, NULL) == 0 &&
-	    binlen == SB_SIG_BYTES)
+	if (sodium_hex2bin(sig, KD_SIG_BYTES, (const char *)buf, got, "\r\n", &binlen, NULL) == 0 &&
+	    binlen == KD_SIG_BYTES)
 		return 0;
-	fprintf(stderr, "%s: %s: not a signature (%d bytes, or %d hex digits)\n", prog, path, SB_SIG_BYTES,
-		2 * SB_SIG_BYTES);
+	fprintf(stderr, "%s: %s: not a signature (%d bytes, or %d hex digits)\n", prog, path, KD_SIG_BYTES,
+		2 * KD_SIG_BYTES);
 	return EXIT_USAGE;
 }
 
-static void print_stats(const struct sb_reply *r)
+static void print_stats(const struct kd_reply *r)
 {
-	struct sb_stat_rec rec;
+	struct kd_stat_rec rec;
 
 	for (unsigned i = 0; i < r->nf; i++) {
-		if (sb_stat_unpack(&r->f[i], &rec) < 0)
+		if (kd_stat_unpack(&r->f[i], &rec) < 0)
 			continue;
 		if (i == 0)
 			printf("# lock method %s, page size %llu\n%-24s %-8s %12s %9s %9s\n",
 			       secbuf_lock_method_name(rec.lock_method), (unsigned long long)rec.page_size,
 			       "name", "type", "capacity_kB", "resident", "locked");
-		printf("%-24s %-8s %12llu %9llu %9llu\n", rec.name, rec.type ? sb_keytype_name(rec.type) : "-",
+		printf("%-24s %-8s %12llu %9llu %9llu\n", rec.name, rec.type ? kd_keytype_name(rec.type) : "-",
 		       (unsigned long long)rec.capacity >> 10, (unsigned long long)rec.resident_pages,
 		       (unsigned long long)rec.locked_pages);
 	}
@@ -276,15 +276,15 @@ static const struct command *find_command(const char *name)
 /* Everything that can be wrong with the arguments, before any I/O. */
 static int check_args(const struct command *c, int argc, char **argv)
 {
-	int name_at = c->op == SB_OP_KEYGEN || c->op == SB_OP_IMPORT ? 1 : 0;
+	int name_at = c->op == KD_OP_KEYGEN || c->op == KD_OP_IMPORT ? 1 : 0;
 
 	if (argc < c->min_args || argc > c->max_args)
 		return usage_error("%s takes %s", c->name, *c->args ? c->args : "no arguments");
-	if (name_at && sb_keytype_parse(argv[0]) < 0)
+	if (name_at && kd_keytype_parse(argv[0]) < 0)
 		return usage_error("unknown key type %s: ed25519 (signing) or x25519 (sealing)", argv[0]);
-	if (c->min_args > 0 && !sb_name_valid((const uint8_t *)argv[name_at], strlen(argv[name_at])))
-		return usage_error("bad key name %s: names are " SB_NAME_RULE, argv[name_at]);
-	if (c->op == SB_OP_VERIFY && !strcmp(argv[1], "-") && !strcmp(argv[2], "-"))
+	if (c->min_args > 0 && !kd_name_valid((const uint8_t *)argv[name_at], strlen(argv[name_at])))
+		return usage_error("bad key name %s: names are " KD_NAME_RULE, argv[name_at]);
+	if (c->op == KD_OP_VERIFY && !strcmp(argv[1], "-") && !strcmp(argv[2], "-"))
 		return usage_error("verify: FILE and SIGFILE cannot both be stdin");
 	return 0;
 }
@@ -292,42 +292,42 @@ static int check_args(const struct command *c, int argc, char **argv)
 /* The request for c, with its input read (stdin, files).  0, or an exit status. */
 static int build_request(const struct command *c, char **argv, uint8_t **frame)
 {
-	uint8_t type, sig[SB_SIG_BYTES], *secret;
-	struct sb_field f[3], extra;
+	uint8_t type, sig[KD_SIG_BYTES], *secret;
+	struct kd_field f[3], extra;
 	uint32_t lens[3], n = 0;
 	uint8_t *ptrs[3];
 	int rc;
 
 	switch (c->op) {
-	case SB_OP_SIGN:
-	case SB_OP_SEAL:
-	case SB_OP_OPEN:
+	case KD_OP_SIGN:
+	case KD_OP_SEAL:
+	case KD_OP_OPEN:
 		return frame_with_input(c->op, argv[0], argv[1], NULL, frame);
-	case SB_OP_VERIFY:
+	case KD_OP_VERIFY:
 		if ((rc = read_signature(argv[2], sig)))
 			return rc;
 		extra = field(sig, sizeof(sig));
 		return frame_with_input(c->op, argv[0], argv[1], &extra, frame);
-	case SB_OP_KEYGEN:
-	case SB_OP_IMPORT:
-		type = sb_keytype_parse(argv[0]);
+	case KD_OP_KEYGEN:
+	case KD_OP_IMPORT:
+		type = kd_keytype_parse(argv[0]);
 		f[n++] = field(&type, 1);
 		f[n++] = field(argv[1], strlen(argv[1]));
 		break;
-	case SB_OP_PUBKEY:
-	case SB_OP_DELETE:
+	case KD_OP_PUBKEY:
+	case KD_OP_DELETE:
 		f[n++] = field(argv[0], strlen(argv[0]));
 		break;
 	}
 	for (unsigned i = 0; i < n; i++)
 		lens[i] = f[i].len;
-	lens[n] = SB_SECRET_BYTES;
-	*frame = sb_frame_new(c->op, n + (c->op == SB_OP_IMPORT), lens, ptrs);
+	lens[n] = KD_SECRET_BYTES;
+	*frame = kd_frame_new(c->op, n + (c->op == KD_OP_IMPORT), lens, ptrs);
 	if (!*frame)
 		return io_error("secure buffer for the request");
 	for (unsigned i = 0; i < n; i++)
 		memcpy(ptrs[i], f[i].p, f[i].len);
-	if (c->op == SB_OP_IMPORT) {
+	if (c->op == KD_OP_IMPORT) {
 		secret = ptrs[n];	/* decoded straight into the (secure) frame */
 		if ((rc = read_secret(secret))) {
 			secbuf_free(*frame);
@@ -338,34 +338,34 @@ static int build_request(const struct command *c, char **argv, uint8_t **frame)
 	return 0;
 }
 
-static int print_reply(const struct command *c, int argc, char **argv, const struct sb_reply *r)
+static int print_reply(const struct command *c, int argc, char **argv, const struct kd_reply *r)
 {
 	switch (c->op) {
-	case SB_OP_KEYGEN:
-	case SB_OP_IMPORT:
+	case KD_OP_KEYGEN:
+	case KD_OP_IMPORT:
 		print_hex(r->f[0].p, r->f[0].len);
 		break;
-	case SB_OP_PUBKEY:
-		printf("%s ", sb_keytype_name(r->f[0].p[0]));
+	case KD_OP_PUBKEY:
+		printf("%s ", kd_keytype_name(r->f[0].p[0]));
 		print_hex(r->f[1].p, r->f[1].len);
 		break;
-	case SB_OP_LIST:
+	case KD_OP_LIST:
 		for (unsigned i = 0; i < r->nf; i++)
-			printf("%-8s %.*s\n", sb_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1, r->f[i].p + 1);
+			printf("%-8s %.*s\n", kd_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1, r->f[i].p + 1);
 		break;
-	case SB_OP_STATS:
+	case KD_OP_STATS:
 		print_stats(r);
 		break;
-	case SB_OP_SIGN:
+	case KD_OP_SIGN:
 		if (argc == 3)
 			return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
 		print_hex(r->f[0].p, r->f[0].len);
 		break;
-	case SB_OP_VERIFY:
+	case KD_OP_VERIFY:
 		printf("signature OK\n");
 		break;
-	case SB_OP_SEAL:
-	case SB_OP_OPEN:
+	case KD_OP_SEAL:
+	case KD_OP_OPEN:
 		return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
 	}
 	return 0;
@@ -380,9 +380,9 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *env = getenv("SECBUFD_SOCKET");
-	const char *path = env && *env ? env : SB_DEFAULT_SOCKET;
+	const char *path = env && *env ? env : KD_DEFAULT_SOCKET;
 	const struct command *c;
-	struct sb_reply r = { 0 };
+	struct kd_reply r = { 0 };
 	uint8_t *frame = NULL;
 	int opt, fd, rc;
 
@@ -412,30 +412,30 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);	/* a vanished daemon is an error return, not a kill */
 	if (sodium_init() < 0)
 		return io_error("sodium_init");
-	if (c->op == SB_OP_LIST || c->op == SB_OP_STATS)
-		frame = sb_frame_new(c->op, 0, NULL, NULL);
+	if (c->op == KD_OP_LIST || c->op == KD_OP_STATS)
+		frame = kd_frame_new(c->op, 0, NULL, NULL);
 	else if ((rc = build_request(c, argv, &frame)))
 		return rc;
 	if (!frame)
 		return io_error("secure buffer for the request");
 
-	fd = sb_connect(path);
+	fd = kd_connect(path);
 	if (fd < 0) {
 		fprintf(stderr, "%s: cannot connect to secbufd at %s: %s\n", prog, path, strerror(errno));
 		secbuf_free(frame);
 		return EXIT_IO;
 	}
-	rc = sb_request(fd, frame, &r);
+	rc = kd_request(fd, frame, &r);
 	close(fd);
 	if (rc < 0)
 		return io_error("secbufd");
-	if (r.status != SB_OK) {
+	if (r.status != KD_OK) {
 		fprintf(stderr, "%s: %s\n", prog, (const char *)r.f[0].p);
 		rc = EXIT_REFUSED;
 	} else {
 		rc = print_reply(c, argc, argv, &r);
 	}
-	sb_reply_free(&r);
+	kd_reply_free(&r);
 	if (fflush(stdout) != 0 && !rc)
 		rc = io_error("stdout");
 	return rc;

@@ -6,20 +6,16 @@
 # with a small memory.max; then audits the daemon.  The secrets to look for
 # in the swap device are printed as "# KEEP: secret|control NAME HEX", after
 # "# KEEP: expect secret absent" and "expect control present", for the host's
-# scan (demo/scan-swap), the figures as "# KEEP: stat KEY VALUE".
+# scan (qemu/scan-swap), the figures as "# KEEP: stat KEY VALUE".
 # Env: DEMO_MEMMAX (cgroup memory.max, default 24M), DEMO_PRESSURE_MB (96).
 memmax=${DEMO_MEMMAX:-24M}
 pressure=${DEMO_PRESSURE_MB:-96}
 cg=/sys/fs/cgroup/secbuf-demo
 export SECBUFD_SOCKET=/run/secbufd.sock
 work=$(mktemp -d /tmp/secbuf-demo.XXXXXX)
-n=0 failed=0 daemon= control= unlocked=
-
-ok() {	# ok DESC CMD...
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=1; fi
-}
+daemon='' control='' unlocked=''
+# shellcheck source=../tests/lib/tap.sh
+. "$(dirname "$0")/tap.sh"	# installed beside it (tests/guest/Makefile)
 # Run a command inside the memory-limited cgroup: sh enters it, then execs
 # the command, so that $! of "sh -c "$incg" sh CMD &" is the command's pid.
 incg='echo $$ >'"$cg"'/cgroup.procs && exec "$@"'
@@ -32,8 +28,7 @@ finish() {
 	wait 2>/dev/null
 	rmdir "$cg" 2>/dev/null
 	rm -rf "$work"
-	echo "1..$n"
-	exit $failed
+	tap_done
 }
 
 echo "TAP version 13"
@@ -47,7 +42,7 @@ daemon=$!
 for _ in $(seq 200); do secbufctl list >/dev/null 2>&1 && break; sleep 0.1; done
 ok "secbufd is up inside the cgroup, its memory locked" sh -c "secbufctl list >/dev/null &&
 	grep -q 'memory locked with' $work/secbufd.log"
-[ "$failed" = 0 ] || { sed 's/^/# /' "$work/secbufd.log"; finish; }
+[ "$tap_failed" = 0 ] || { sed 's/^/# /' "$work/secbufd.log"; finish; }
 method=$(secbufctl stats | sed -n 's/^# lock method \([a-z0-9]*\),.*/\1/p')
 keep "stat method $method"
 keep "stat kernel $(uname -r)"

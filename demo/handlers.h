@@ -11,20 +11,20 @@
 #include "arena.h"
 #include "keystore.h"
 
-#define SB_ERRFRAME_MAX (SB_HDR_SIZE + SB_FIELD_HDR + SB_ERRMSG_MAX)
+#define KD_ERRFRAME_MAX (KD_HDR_SIZE + KD_FIELD_HDR + KD_ERRMSG_MAX)
 
 struct reply {
 	uint8_t *frame;		/* arena chunk on success */
 	size_t len;
-	uint8_t status;		/* SB_OK, else err holds the message */
-	char err[SB_ERRMSG_MAX];
+	uint8_t status;		/* KD_OK, else err holds the message */
+	char err[KD_ERRMSG_MAX];
 };
 
 /* Fill r; returns r->status.  body is exactly the request's body. */
 int handle_request(struct keystore *ks, struct arena *ar, uint8_t op,
 		   const uint8_t *body, uint32_t len, struct reply *r);
 
-/* An error frame carrying msg, written to buf (SB_ERRFRAME_MAX bytes); returns its length. */
+/* An error frame carrying msg, written to buf (KD_ERRFRAME_MAX bytes); returns its length. */
 size_t error_frame(uint8_t *buf, uint8_t status, const char *msg);
 
 #endif

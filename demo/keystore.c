@@ -10,7 +10,7 @@
 
 static size_t sk_bytes(unsigned type)
 {
-	return type == SB_KEY_ED25519 ? crypto_sign_SECRETKEYBYTES : crypto_box_SECRETKEYBYTES;
+	return type == KD_KEY_ED25519 ? crypto_sign_SECRETKEYBYTES : crypto_box_SECRETKEYBYTES;
 }
 
 /* Open a key's secret for one operation; every caller pairs it with sk_close(). */
@@ -51,26 +51,26 @@ static int key_new(struct keystore *ks, unsigned type, const uint8_t *name, size
 	struct secbuf_stat st;
 	struct key *k;
 
-	if ((type != SB_KEY_ED25519 && type != SB_KEY_X25519) || !sb_name_valid(name, nlen))
-		return SB_E_INVAL;
+	if ((type != KD_KEY_ED25519 && type != KD_KEY_X25519) || !kd_name_valid(name, nlen))
+		return KD_E_INVAL;
 	if (ks_find(ks, name, nlen))
-		return SB_E_EXISTS;
+		return KD_E_EXISTS;
 	if (ks->n == KEYSTORE_MAX)
-		return SB_E_BUSY;
+		return KD_E_BUSY;
 	k = calloc(1, sizeof(*k));
 	if (!k)
-		return SB_E_NOMEM;
+		return KD_E_NOMEM;
 	k->sk = secbuf_alloc_flags(sk_bytes(type), ks->flags);
 	if (!k->sk) {
 		free(k);
-		return SB_E_NOMEM;
+		return KD_E_NOMEM;
 	}
 	memcpy(k->name, name, nlen);
 	if (ks->flags & SECBUF_BEST_EFFORT && secbuf_stat(k->sk, &st) == 0 && st.lock_method == SECBUF_LOCK_NONE)
 		fprintf(stderr, "secbufd: key %s is UNLOCKED: it may be swapped out (--allow-unlocked)\n", k->name);
 	k->type = type;
 	*out = k;
-	return SB_OK;
+	return KD_OK;
 }
 
 static const struct key *key_add(struct keystore *ks, struct key *k)
@@ -85,14 +85,14 @@ int ks_generate(struct keystore *ks, unsigned type, const uint8_t *name, size_t 
 	struct key *k;
 	int st = key_new(ks, type, name, nlen, &k);
 
-	if (st != SB_OK)
+	if (st != KD_OK)
 		return st;
-	if (type == SB_KEY_ED25519)
+	if (type == KD_KEY_ED25519)
 		crypto_sign_keypair(k->pk, k->sk);
 	else
 		crypto_box_keypair(k->pk, k->sk);
 	*out = key_add(ks, k);
-	return SB_OK;
+	return KD_OK;
 }
 
 int ks_import(struct keystore *ks, unsigned type, const uint8_t *name, size_t nlen,
@@ -101,19 +101,19 @@ int ks_import(struct keystore *ks, unsigned type, const uint8_t *name, size_t nl
 	struct key *k;
 	int st;
 
-	if (slen != SB_SECRET_BYTES)
-		return SB_E_INVAL;
+	if (slen != KD_SECRET_BYTES)
+		return KD_E_INVAL;
 	st = key_new(ks, type, name, nlen, &k);
-	if (st != SB_OK)
+	if (st != KD_OK)
 		return st;
-	if (type == SB_KEY_ED25519) {
+	if (type == KD_KEY_ED25519) {
 		crypto_sign_seed_keypair(k->pk, k->sk, secret);
 	} else {
 		memcpy(k->sk, secret, slen);
 		crypto_scalarmult_base(k->pk, k->sk);
 	}
 	*out = key_add(ks, k);
-	return SB_OK;
+	return KD_OK;
 }
 
 static void key_destroy(struct key *k)
@@ -133,53 +133,53 @@ int ks_delete(struct keystore *ks, const uint8_t *name, size_t nlen)
 			continue;
 		key_destroy(k);
 		ks->keys[i] = ks->keys[--ks->n];
-		return SB_OK;
+		return KD_OK;
 	}
-	return SB_E_NOKEY;
+	return KD_E_NOKEY;
 }
 
 int ks_sign(const struct key *k, const uint8_t *msg, size_t len, uint8_t *sig)
 {
 	int rc;
 
-	if (k->type != SB_KEY_ED25519)
-		return SB_E_KEYTYPE;
+	if (k->type != KD_KEY_ED25519)
+		return KD_E_KEYTYPE;
 	if (sk_open(k, SECBUF_READONLY))
-		return SB_E_NOMEM;
+		return KD_E_NOMEM;
 	rc = crypto_sign_detached(sig, NULL, msg, len, k->sk);
 	sk_close(k);
-	return rc == 0 ? SB_OK : SB_E_INVAL;
+	return rc == 0 ? KD_OK : KD_E_INVAL;
 }
 
 int ks_verify(const struct key *k, const uint8_t *msg, size_t len, const uint8_t *sig, size_t siglen)
 {
-	if (k->type != SB_KEY_ED25519)
-		return SB_E_KEYTYPE;
-	if (siglen != SB_SIG_BYTES)
-		return SB_E_INVAL;
-	return crypto_sign_verify_detached(sig, msg, len, k->pk) == 0 ? SB_OK : SB_E_BADSIG;
+	if (k->type != KD_KEY_ED25519)
+		return KD_E_KEYTYPE;
+	if (siglen != KD_SIG_BYTES)
+		return KD_E_INVAL;
+	return crypto_sign_verify_detached(sig, msg, len, k->pk) == 0 ? KD_OK : KD_E_BADSIG;
 }
 
 int ks_seal(const struct key *k, const uint8_t *msg, size_t len, uint8_t *out)
 {
-	if (k->type != SB_KEY_X25519)
-		return SB_E_KEYTYPE;
-	return crypto_box_seal(out, msg, len, k->pk) == 0 ? SB_OK : SB_E_INVAL;
+	if (k->type != KD_KEY_X25519)
+		return KD_E_KEYTYPE;
+	return crypto_box_seal(out, msg, len, k->pk) == 0 ? KD_OK : KD_E_INVAL;
 }
 
 int ks_open(const struct key *k, const uint8_t *box, size_t len, uint8_t *out)
 {
 	int rc;
 
-	if (k->type != SB_KEY_X25519)
-		return SB_E_KEYTYPE;
-	if (len < SB_SEAL_BYTES)
-		return SB_E_DECRYPT;
+	if (k->type != KD_KEY_X25519)
+		return KD_E_KEYTYPE;
+	if (len < KD_SEAL_BYTES)
+		return KD_E_DECRYPT;
 	if (sk_open(k, SECBUF_READONLY))
-		return SB_E_NOMEM;
+		return KD_E_NOMEM;
 	rc = crypto_box_seal_open(out, box, len, k->pk, k->sk);
 	sk_close(k);
-	return rc == 0 ? SB_OK : SB_E_DECRYPT;
+	return rc == 0 ? KD_OK : KD_E_DECRYPT;
 }
 
 void ks_wipe(struct keystore *ks)

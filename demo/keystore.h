@@ -1,7 +1,7 @@
 /*
  * keystore.h - named Ed25519 and X25519 keys whose secret halves live in
  * secbuf memory (one buffer per key, no access between uses).  Functions
- * return an SB_OK / SB_E_* status from protocol.h.
+ * return a KD_OK / KD_E_* status from protocol.h.
  */
 #ifndef SECBUFD_KEYSTORE_H
 #define SECBUFD_KEYSTORE_H
@@ -13,15 +13,15 @@
 #include "protocol.h"
 
 #define KEYSTORE_MAX	256
-#define SB_PK_BYTES	32	/* both key types have 32-byte public keys */
-#define SB_SECRET_BYTES	32	/* what import takes: an Ed25519 seed or an X25519 secret key */
-#define SB_SIG_BYTES	crypto_sign_BYTES
-#define SB_SEAL_BYTES	crypto_box_SEALBYTES
+#define KD_PK_BYTES	32	/* both key types have 32-byte public keys */
+#define KD_SECRET_BYTES	32	/* what import takes: an Ed25519 seed or an X25519 secret key */
+#define KD_SIG_BYTES	crypto_sign_BYTES
+#define KD_SEAL_BYTES	crypto_box_SEALBYTES
 
 struct key {
-	char name[SB_NAME_MAX + 1];
+	char name[KD_NAME_MAX + 1];
 	uint8_t type;
-	uint8_t pk[SB_PK_BYTES];
+	uint8_t pk[KD_PK_BYTES];
 	unsigned char *sk;		/* secbuf; SECBUF_NOACCESS when idle */
 };
 

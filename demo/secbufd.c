@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--allow-unlocked] [-v]\n"
-		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " SB_DEFAULT_SOCKET ")\n"
+		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " KD_DEFAULT_SOCKET ")\n"
 		"      --mode OCTAL      socket file mode (default 0600; peers are checked by uid anyway)\n"
 		"      --buffer SIZE     working buffer for messages, e.g. 64M (default); the largest\n"
 		"                        request is half of it, so that a request and its reply both fit\n"
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *env = getenv("SECBUFD_SOCKET");
-	struct server_config cfg = { .path = env && *env ? env : SB_DEFAULT_SOCKET, .mode = 0600 };
+	struct server_config cfg = { .path = env && *env ? env : KD_DEFAULT_SOCKET, .mode = 0600 };
 	static struct arena ar;
 	static struct keystore ks;
 	const struct rlimit nocore = { 0, 0 };

@@ -26,7 +26,7 @@ struct conn {
 	int tag;			/* first: epoll data points at it */
 	int fd;
 	uid_t uid;
-	uint8_t hdr[SB_HDR_SIZE];
+	uint8_t hdr[KD_HDR_SIZE];
 	size_t hdr_got;
 	uint8_t op;
 	uint8_t *in;			/* arena chunk holding the body */
@@ -36,7 +36,7 @@ struct conn {
 	size_t out_len, out_sent;
 	int close_after;
 	time_t busy_since;		/* frame in progress since; 0 when idle */
-	uint8_t errbuf[SB_ERRFRAME_MAX];
+	uint8_t errbuf[KD_ERRFRAME_MAX];
 };
 
 struct server {
@@ -127,31 +127,31 @@ static void conn_process(struct server *s, struct conn *c)
 	handle_request(s->ks, s->ar, c->op, c->in, c->in_len, &r);
 	if (s->cfg->verbose)
 		fprintf(stderr, "secbufd: uid %u %s (%u bytes): %s\n", (unsigned)c->uid,
-			sb_op_name(c->op), c->in_len, sb_status_name(r.status));
+			kd_op_name(c->op), c->in_len, kd_status_name(r.status));
 	arena_put(s->ar, c->in);
 	c->in = NULL;
 	c->hdr_got = 0;
-	if (r.status == SB_OK)
+	if (r.status == KD_OK)
 		conn_reply(c, r.frame, r.len, r.frame, 0);
 	else
-		conn_error(c, r.status, r.err, r.status == SB_E_MALFORMED);
+		conn_error(c, r.status, r.err, r.status == KD_E_MALFORMED);
 }
 
 /* A complete header: check it and find room for the body. */
 static void conn_header(struct server *s, struct conn *c)
 {
-	char msg[SB_ERRMSG_MAX];
+	char msg[KD_ERRMSG_MAX];
 
-	if (sb_hdr_parse(c->hdr, &c->op, &c->in_len) < 0) {
-		snprintf(msg, sizeof(msg), "bad header (protocol version %u expected)", SB_PROTO_VERSION);
-		conn_error(c, SB_E_MALFORMED, msg, 1);
+	if (kd_hdr_parse(c->hdr, &c->op, &c->in_len) < 0) {
+		snprintf(msg, sizeof(msg), "bad header (protocol version %u expected)", KD_PROTO_VERSION);
+		conn_error(c, KD_E_MALFORMED, msg, 1);
 	} else if (c->in_len > s->cfg->max_body) {
 		snprintf(msg, sizeof(msg), "request body of %u bytes exceeds the limit of %zu",
 			 c->in_len, s->cfg->max_body);
-		conn_error(c, SB_E_TOOBIG, msg, 1);
+		conn_error(c, KD_E_TOOBIG, msg, 1);
 	} else if (!(c->in = arena_get(s->ar, c->in_len))) {
 		snprintf(msg, sizeof(msg), "working buffer full: %u bytes do not fit now, retry later", c->in_len);
-		conn_error(c, SB_E_BUSY, msg, 1);
+		conn_error(c, KD_E_BUSY, msg, 1);
 	}
 	c->in_got = 0;
 }
@@ -162,12 +162,12 @@ static void conn_read(struct server *s, struct conn *c)
 	while (!c->out) {
 		ssize_t n;
 
-		if (c->hdr_got == SB_HDR_SIZE && c->in_got == c->in_len) {
+		if (c->hdr_got == KD_HDR_SIZE && c->in_got == c->in_len) {
 			conn_process(s, c);
 			break;
 		}
-		if (c->hdr_got < SB_HDR_SIZE)
-			n = read(c->fd, c->hdr + c->hdr_got, SB_HDR_SIZE - c->hdr_got);
+		if (c->hdr_got < KD_HDR_SIZE)
+			n = read(c->fd, c->hdr + c->hdr_got, KD_HDR_SIZE - c->hdr_got);
 		else
 			n = read(c->fd, c->in + c->in_got, c->in_len - c->in_got);
 		if (n < 0 && errno == EINTR)
@@ -176,16 +176,16 @@ static void conn_read(struct server *s, struct conn *c)
 			return;
 		if (n <= 0) {
 			if (n == 0 && c->hdr_got > 0)
-				conn_error(c, SB_E_TRUNCATED, "connection closed in the middle of a request", 1);
+				conn_error(c, KD_E_TRUNCATED, "connection closed in the middle of a request", 1);
 			else
 				c->close_after = 2;	/* clean end of stream, or a read error */
 			break;
 		}
 		if (!c->busy_since)
 			c->busy_since = now();
-		if (c->hdr_got < SB_HDR_SIZE) {
+		if (c->hdr_got < KD_HDR_SIZE) {
 			c->hdr_got += n;
-			if (c->hdr_got == SB_HDR_SIZE)
+			if (c->hdr_got == KD_HDR_SIZE)
 				conn_header(s, c);
 		} else {
 			c->in_got += n;
@@ -224,7 +224,7 @@ static void accept_one(struct server *s, int lfd)
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	struct epoll_event ev = { .events = EPOLLIN };
-	char msg[SB_ERRMSG_MAX];
+	char msg[KD_ERRMSG_MAX];
 	struct conn *c;
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -247,9 +247,9 @@ static void accept_one(struct server *s, int lfd)
 			snprintf(msg, sizeof(msg), "uid %u may not use this daemon: it serves uid %u and root only",
 				 (unsigned)cred.uid, (unsigned)s->uid);
 		fprintf(stderr, "secbufd: refused pid %d: %s\n", (int)cred.pid, msg);
-		conn_error(c, SB_E_DENIED, msg, 1);
+		conn_error(c, KD_E_DENIED, msg, 1);
 	} else if (s->nconns == SERVER_MAX_CONNS) {
-		conn_error(c, SB_E_BUSY, "too many connections, retry later", 1);
+		conn_error(c, KD_E_BUSY, "too many connections, retry later", 1);
 	}
 	if (c->out) {
 		/* A short frame on a fresh socket: one send, then close either way. */
@@ -279,7 +279,7 @@ static void sweep(struct server *s)
 		if (!c->busy_since || t - c->busy_since < SERVER_FRAME_TIMEOUT)
 			continue;
 		if (!c->out)
-			conn_error(c, SB_E_TIMEOUT, "request not completed in time", 1);
+			conn_error(c, KD_E_TIMEOUT, "request not completed in time", 1);
 		/* One last non-blocking attempt to say why, then drop it. */
 		(void)send(c->fd, c->out + c->out_sent, c->out_len - c->out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		conn_close(s, c);

@@ -28,6 +28,9 @@ struct sb_caps {
 };
 SB_HIDDEN const struct sb_caps *sb_caps(void);
 SB_HIDDEN extern size_t sb_pagesize;	/* caps->page, for hot paths once caps are made */
+/* prove.c: 0 when the feature worked on a page, else the errno that stopped it. */
+SB_HIDDEN int sb_prove_map_lockonfault(size_t page);
+SB_HIDDEN int sb_prove_mlock2_onfault(size_t page);
 /* Before anything new is made: 0, or -1 with errno (no method, no key). */
 SB_HIDDEN int sb_ready(void);
 

@@ -2,74 +2,26 @@
  * Kernel capability probe and SECBUF_LOCK: done once per process
  * (pthread_once), then read-only.
  *
- * A feature counts as present only when a call that uses it succeeds;
- * an error code proves nothing (a seccomp filter or a container runtime
- * answers EPERM for calls the kernel has never heard of).  What an error
- * does tell is why a lock cannot be had: that is what a strict allocation
- * then fails with.
+ * A feature counts as present only when a call that uses it succeeds
+ * (prove.c).  What an error does tell is why a lock cannot be had: that
+ * is what a strict allocation then fails with.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
-
-#ifndef MAP_LOCKONFAULT
-#define MAP_LOCKONFAULT 0x400000
-#endif
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT 0x01
-#endif
 
 static struct sb_caps caps;
 size_t sb_pagesize;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
-/*
- * MAP_SHARED_VALIDATE rejects every flag the kernel does not know with
- * EOPNOTSUPP, where a private mapping would silently ignore it; a memfd
- * is the file to map.  Success: the kernel created a mapping locked on
- * fault.  Returns 0, or the errno that stopped the proof.
- */
-static int prove_map_lockonfault(void)
-{
-	int fd = memfd_create("secbuf-probe", MFD_CLOEXEC), err = 0;
-	void *p;
-
-	if (fd < 0)
-		return errno;
-	p = mmap(NULL, caps.page, PROT_READ, MAP_SHARED_VALIDATE | MAP_LOCKONFAULT, fd, 0);
-	if (p == MAP_FAILED || p == NULL)
-		err = p ? errno : EINVAL;
-	else if (munmap(p, caps.page) < 0)
-		err = errno;
-	close(fd);
-	return err;
-}
-
-/* Lock a real (inaccessible) page on fault.  Returns 0 or the errno. */
-static int prove_mlock2_onfault(void)
-{
-	void *p = mmap(NULL, caps.page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int err = 0;
-
-	if (p == MAP_FAILED)
-		return errno;
-	if (syscall(SYS_mlock2, p, caps.page, MLOCK_ONFAULT) < 0)
-		err = errno;
-	if (munmap(p, caps.page) < 0 && !err)
-		err = errno;
-	return err;
-}
-
 static void probe_kernel(void)
 {
-	caps.map_lockonfault = prove_map_lockonfault();
-	caps.mlock2_onfault = prove_mlock2_onfault();
+	caps.map_lockonfault = sb_prove_map_lockonfault(caps.page);
+	caps.mlock2_onfault = sb_prove_mlock2_onfault(caps.page);
 	/* Why lazy buffers cannot be locked if neither was proven. */
 	if (sb_lock_refused(caps.mlock2_onfault))
 		caps.lazy_err = caps.mlock2_onfault;

@@ -9,14 +9,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "abi.h"
 #include "internal.h"
 
-#ifndef MAP_LOCKONFAULT
-#define MAP_LOCKONFAULT 0x400000
-#endif
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT 0x01
-#endif
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
 #endif

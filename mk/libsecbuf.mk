@@ -3,7 +3,11 @@
 # whenever one of its sources or build settings is newer than it, so a
 # stale library is never linked.  Include after mk/common.mk.
 LIBSECBUF := $(TOP)/build/lib/libsecbuf.a
+# The private /proc and kernel-facts helpers (libsecbuf/kfacts/kfacts.h).
+LIBKFACTS := $(TOP)/build/lib/libkfacts.a
+KFACTS_CPPFLAGS := -I$(TOP)/libsecbuf/kfacts
 LIBSECBUF_SOURCES := $(TOP)/include/secbuf.h $(wildcard $(TOP)/libsecbuf/*.[ch]) \
+		     $(wildcard $(TOP)/libsecbuf/kfacts/*.[ch]) \
 		     $(TOP)/libsecbuf/Makefile $(TOP)/mk/common.mk
 
 # Not the including Makefile's default goal: that stays its first own target.
@@ -11,7 +15,7 @@ libsecbuf_mk_goal := $(.DEFAULT_GOAL)
 
 # OUT is named explicitly: the including Makefile's own OUT (passed on its
 # command line) would otherwise reach libsecbuf/Makefile through MAKEFLAGS.
-$(LIBSECBUF): $(LIBSECBUF_SOURCES)
+$(LIBSECBUF) $(LIBKFACTS): $(LIBSECBUF_SOURCES)
 	$(MAKE) -C $(TOP)/libsecbuf OUT=$(TOP)/build $@
 
 .DEFAULT_GOAL := $(libsecbuf_mk_goal)

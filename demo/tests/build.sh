@@ -36,6 +36,21 @@ ok "demo/secbufd keeps full RELRO and the stack protector under the user's flags
 	'readelf -dW "$1" | grep -qE "BIND_NOW|FLAGS_1.* NOW" && readelf --dyn-syms -W "$1" | grep -q __stack_chk_fail' \
 	_ "$b/demo/secbufd"
 
+# The archive and the shared library export exactly the functions the
+# header declares: libsecbuf's internal sb_* names stay inside.
+public_api() {	# public_api FILE: defined global symbols == secbuf.h's functions
+	local want got
+	want=$(grep -oE '\bsecbuf_[a-z_]+\(' "$src/include/secbuf.h" | tr -d '(' | sort -u)
+	got=$(nm -g --defined-only "$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u)
+	if [ -z "$want" ] || [ "$got" != "$want" ]; then
+		diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+		return 1
+	fi
+}
+for f in lib/libsecbuf.a lib/libsecbuf.so.1; do
+	ok "$f exports only the public API of secbuf.h" public_api "$b/$f"
+done
+
 # A library source newer than the archive: demo and bench rebuild it and relink.
 sleep 1
 touch "$src/libsecbuf/region.c"

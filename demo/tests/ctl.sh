@@ -4,8 +4,8 @@
 # 2 usage, 3 no daemon).  usage: tests/ctl.sh BINDIR   (prints TAP)
 set -u
 bin=$1
-# shellcheck source=tap.sh
-. "$(dirname "$0")/tap.sh"
+# shellcheck source=../../tests/lib/tap.sh
+. "$(dirname "$0")/../../tests/lib/tap.sh"
 dir=$(mktemp -d /tmp/secbufctl-test.XXXXXX)
 export SECBUFD_SOCKET=$dir/s.sock
 rc_is() {	# rc_is WANT CMD...: CMD must exit WANT

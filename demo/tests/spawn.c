@@ -85,7 +85,7 @@ int daemon_ready(pid_t pid, const char *socket, int *status)
 {
 	*status = -1;
 	for (int i = 0; pid > 0 && i < 500; i++) {
-		int fd = sb_connect(socket);
+		int fd = kd_connect(socket);
 
 		if (fd >= 0) {
 			close(fd);

@@ -107,29 +107,29 @@ static void test_mappings(void)
 	int rc;
 
 	unlocked = secret_mapping(len);
-	if (!tap_ok(unlocked != NULL, "an unlocked \"secret\" mapping of %d pages", PAGES))
+	if (!tap_check(unlocked != NULL, "an unlocked \"secret\" mapping of %d pages", PAGES))
 		return;
 	memset(unlocked, 0x5a, len);
 	rc = audit((const char *const[]){ pidstr, NULL });
-	tap_ok(rc == 1 && strstr(out, "LEAK"), "audit exits 1 on the unlocked secret mapping (exit %d)", rc);
+	tap_check(rc == 1 && strstr(out, "LEAK"), "audit exits 1 on the unlocked secret mapping (exit %d)", rc);
 	rc = audit(args);
-	tap_ok(rc == 1 && json_num("mappings") == 1 && json_num("evictable") == PAGES && json_num("locked") == 0,
+	tap_check(rc == 1 && json_num("mappings") == 1 && json_num("evictable") == PAGES && json_num("locked") == 0,
 	       "--json: 1 mapping, its %d pages evictable, 0 locked (got %ld, %ld, %ld)", PAGES,
 	       json_num("mappings"), json_num("evictable"), json_num("locked"));
 	munmap(unlocked, len);
 
 	locked = secret_mapping(len);
 	if (!locked || lock(locked, len) != 0) {
-		tap_ok(0, "an mlocked secret mapping: %s", strerror(errno));
+		tap_check(0, "an mlocked secret mapping: %s", strerror(errno));
 		return;
 	}
 	rc = audit(args);
-	tap_ok(rc == 0 && json_num("locked") == PAGES && json_num("swapped") == 0,
+	tap_check(rc == 0 && json_num("locked") == PAGES && json_num("swapped") == 0,
 	       "audit exits 0 on an mlocked mapping, %d pages locked (exit %d, locked %ld)", PAGES, rc,
 	       json_num("locked"));
-	tap_ok(json_has(names_work ? "\"selection\":\"name\"" : "\"selection\":\"vmflags\""),
+	tap_check(json_has(names_work ? "\"selection\":\"name\"" : "\"selection\":\"vmflags\""),
 	       "the JSON says how the mapping was selected: %s", names_work ? "name" : "vmflags");
-	tap_ok(geteuid() == 0 ? json_num("unevictable") >= 0 : json_has("\"unevictable\":null"),
+	tap_check(geteuid() == 0 ? json_num("unevictable") >= 0 : json_has("\"unevictable\":null"),
 	       "the summary has an unevictable count (%ld%s)", json_num("unevictable"),
 	       geteuid() == 0 ? "" : ": null without kpageflags");
 	munmap(locked, len);
@@ -137,13 +137,13 @@ static void test_mappings(void)
 	/* Lock on fault: only the two pages touched are resident, both locked. */
 	onfault = secret_mapping(len);
 	if (!onfault || syscall(SYS_mlock2, onfault, len, MLOCK_ONFAULT) != 0) {
-		tap_ok(0, "an mlock2(MLOCK_ONFAULT) secret mapping: %s", strerror(errno));
+		tap_check(0, "an mlock2(MLOCK_ONFAULT) secret mapping: %s", strerror(errno));
 		return;
 	}
 	onfault[0] = 1;
 	onfault[len - 1] = 1;
 	rc = audit(args);
-	tap_ok(rc == 0 && json_num("resident") == 2 && json_num("locked") == 2,
+	tap_check(rc == 0 && json_num("resident") == 2 && json_num("locked") == 2,
 	       "lock-on-fault mapping: clean, 2 of %d pages resident and locked (exit %d, %ld, %ld)", PAGES, rc,
 	       json_num("resident"), json_num("locked"));
 	munmap(onfault, len);
@@ -157,10 +157,10 @@ static void test_nothing(void)
 	int rc;
 
 	rc = audit(text);
-	tap_ok(rc == 3 && strstr(out, "NOTHING AUDITED") && !strstr(out, "CLEAN"),
+	tap_check(rc == 3 && strstr(out, "NOTHING AUDITED") && !strstr(out, "CLEAN"),
 	       "a process without secret mappings: exit 3, \"NOTHING AUDITED\", never CLEAN (exit %d)", rc);
 	rc = audit(js);
-	tap_ok(rc == 3 && json_has("\"clean\":null") && !json_has("\"clean\":true") &&
+	tap_check(rc == 3 && json_has("\"clean\":null") && !json_has("\"clean\":true") &&
 	       json_has("\"selection\":\"none\""),
 	       "--json: exit 3 with \"clean\": null and \"selection\": \"none\" (exit %d)", rc);
 }
@@ -174,11 +174,11 @@ static void test_all(void)
 	int rc;
 
 	if (p == MAP_FAILED || lock(p, len) != 0) {
-		tap_ok(0, "mlock for the --all test: %s", strerror(errno));
+		tap_check(0, "mlock for the --all test: %s", strerror(errno));
 		return;
 	}
 	rc = audit(args);
-	tap_ok(rc == 0 && json_num("mappings") >= 1 && json_num("locked") >= 3 && json_has("\"by\":\"locked\""),
+	tap_check(rc == 0 && json_num("mappings") >= 1 && json_num("locked") >= 3 && json_has("\"by\":\"locked\""),
 	       "--all audits a plain mlocked mapping (exit %d, mappings %ld, locked %ld)", rc,
 	       json_num("mappings"), json_num("locked"));
 	munmap(p, len);
@@ -204,7 +204,7 @@ static void test_range_all(void)
 	n = read(fd[0], err, sizeof(err) - 1);
 	err[n > 0 ? n : 0] = '\0';
 	close(fd[0]);
-	tap_ok((rc == 0 || rc == 1) && strstr(out, "[vsyscall]") && !strstr(err, "Success"),
+	tap_check((rc == 0 || rc == 1) && strstr(out, "[vsyscall]") && !strstr(err, "Success"),
 	       "--range 0-ffffffffffffffff audits everything, [vsyscall] too (exit %d, stderr \"%.60s\")", rc, err);
 }
 
@@ -216,14 +216,14 @@ static void test_errors(void)
 	int rc;
 
 	rc = audit(missing);
-	tap_ok(rc == 2, "a missing process is an error, exit 2 (exit %d)", rc);
+	tap_check(rc == 2, "a missing process is an error, exit 2 (exit %d)", rc);
 	rc = audit(jmissing);
-	tap_ok(rc == 2 && json_has("\"error\":\"pid 999999999: cannot read smaps or pagemap: no such process\"") &&
+	tap_check(rc == 2 && json_has("\"error\":\"pid 999999999: cannot read smaps or pagemap: no such process\"") &&
 	       json_has("\"clean\":null"), "--json: the error as JSON on stdout, exit 2: %.100s", out);
 	rc = audit(jbad);
-	tap_ok(rc == 2 && json_has("\"error\":\"bad --range zz"), "--json: a usage error as JSON too (exit %d)", rc);
+	tap_check(rc == 2 && json_has("\"error\":\"bad --range zz"), "--json: a usage error as JSON too (exit %d)", rc);
 	if (have_python)
-		tap_ok(json_check("d[\"clean\"] is None and \"error\" in d"), "the error JSON parses");
+		tap_check(json_check("d[\"clean\"] is None and \"error\" in d"), "the error JSON parses");
 	else
 		tap_skip("no python3", "the error JSON parses");
 }
@@ -238,7 +238,7 @@ static void test_json_name(void)
 
 	prctl(PR_GET_NAME, old);
 	if (prctl(PR_SET_NAME, name) != 0) {
-		tap_ok(0, "prctl(PR_SET_NAME): %s", strerror(errno));
+		tap_check(0, "prctl(PR_SET_NAME): %s", strerror(errno));
 		return;
 	}
 	rc = audit(args);
@@ -247,7 +247,7 @@ static void test_json_name(void)
 		tap_skip("no python3", "a process name with quote, backslash, control and non-UTF-8 bytes");
 		return;
 	}
-	tap_ok(rc == 3 && json_check("d[\"comm\"] == bytes.fromhex(\"6122625c6301e9ff7f\").decode(\"latin-1\")"),
+	tap_check(rc == 3 && json_check("d[\"comm\"] == bytes.fromhex(\"6122625c6301e9ff7f\").decode(\"latin-1\")"),
 	       "a name with a quote, a backslash, control bytes, UTF-8 and a non-UTF-8 byte: valid JSON, "
 	       "escaped (\\u00XX) (exit %d)", rc);
 }
@@ -260,9 +260,9 @@ static void test_daemons(void)
 	static const char *const unlocked_env[] = { "SECBUF_LOCK=none", NULL };
 	char dir[] = "/tmp/secbuf-audit-test.XXXXXX", sock[128], log[128], pid[16];
 	const char *args[] = { "--json", pid, NULL };
-	uint8_t t = SB_KEY_ED25519;
-	struct sb_field f[2] = { { &t, 1 }, { (const uint8_t *)"k", 1 } };
-	struct sb_reply r;
+	uint8_t t = KD_KEY_ED25519;
+	struct kd_field f[2] = { { &t, 1 }, { (const uint8_t *)"k", 1 } };
+	struct kd_reply r;
 	pid_t d;
 	int fd, rc;
 
@@ -273,22 +273,22 @@ static void test_daemons(void)
 	for (int unlocked = 0; unlocked <= 1; unlocked++) {
 		d = unlocked ? daemon_start(sock, unlocked_args, unlocked_env, log) :
 			       daemon_start(sock, locked_args, NULL, log);
-		fd = d > 0 ? sb_connect(sock) : -1;
-		if (fd < 0 || sb_call(fd, SB_OP_KEYGEN, 2, f, &r) < 0 || r.status != SB_OK) {
-			tap_ok(0, "secbufd%s with one key for the audit", unlocked ? " (unlocked)" : "");
+		fd = d > 0 ? kd_connect(sock) : -1;
+		if (fd < 0 || kd_call(fd, KD_OP_KEYGEN, 2, f, &r) < 0 || r.status != KD_OK) {
+			tap_check(0, "secbufd%s with one key for the audit", unlocked ? " (unlocked)" : "");
 		} else {
-			sb_reply_free(&r);
+			kd_reply_free(&r);
 			snprintf(pid, sizeof(pid), "%d", (int)d);
 			rc = audit(args);
 			if (!unlocked)
-				tap_ok(rc == 0 && json_num("mappings") >= 2 && json_num("locked") >= 2 &&
+				tap_check(rc == 0 && json_num("mappings") >= 2 && json_num("locked") >= 2 &&
 				       json_has(names_work ? "\"selection\":\"name" : "\"selection\":\"vmflags\""),
 				       "audit of secbufd, no options, finds buffer and key by %s: exit %d, %ld mappings, "
 				       "%ld pages resident, %ld locked", names_work ? "name" : "VmFlags dd+wf alone",
 				       rc, json_num("mappings"), json_num("resident"), json_num("locked"));
 			else
 				/* libsecbuf locks its own key page under every method. */
-				tap_ok(rc == 1 && json_num("mappings") >= 2 && json_num("evictable") >= 2 &&
+				tap_check(rc == 1 && json_num("mappings") >= 2 && json_num("evictable") >= 2 &&
 				       json_num("locked") <= 1,
 				       "audit of an unlocked secbufd (SECBUF_LOCK=none) finds its memory and says LEAK: "
 				       "exit %d, %ld mappings, %ld evictable", rc, json_num("mappings"),

@@ -116,44 +116,44 @@ static void test_refusals(void)
 	if (rc == 0)
 		stop(pid);
 	snprintf(want, sizeof(want), "RLIMIT_MEMLOCK is 8192 kB, %lu kB needed", need_kb(64UL << 20));
-	tap_ok(rc == 1 && has(want), "by default secbufd refuses to start unlocked: exit 1, \"%s\" (exit %d)",
+	tap_check(rc == 1 && has(want), "by default secbufd refuses to start unlocked: exit 1, \"%s\" (exit %d)",
 	       want, rc);
 	show_log();
-	tap_ok(rc == 1 && has("LimitMEMLOCK=") && has("ulimit -l") && has("--buffer") && has("--allow-unlocked"),
+	tap_check(rc == 1 && has("LimitMEMLOCK=") && has("ulimit -l") && has("--buffer") && has("--allow-unlocked"),
 	       "the refusal names LimitMEMLOCK=, ulimit -l, --buffer and --allow-unlocked");
 
 	rc = start_as_nobody(8192, strict, &pid);
 	if (rc == 0)
 		stop(pid);
-	tap_ok(rc == 1 && has(want), "--strict (now the default) is still accepted and refuses the same way "
+	tap_check(rc == 1 && has(want), "--strict (now the default) is still accepted and refuses the same way "
 	       "(exit %d)", rc);
 }
 
 static void test_allow_unlocked(void)
 {
 	static const char *const args[] = { "--allow-unlocked", "--buffer", "4M", NULL };
-	struct sb_reply r;
+	struct kd_reply r;
 	pid_t pid;
 	int rc, fd, method_none = 0;
 
 	rc = start_as_nobody(64, args, &pid);
-	if (!tap_ok(rc == 0, "--allow-unlocked under a 64 kB limit starts (exit %d)", rc)) {
+	if (!tap_check(rc == 0, "--allow-unlocked under a 64 kB limit starts (exit %d)", rc)) {
 		show_log();
 		return;
 	}
-	fd = sb_connect(sock);
-	if (fd >= 0 && sb_call(fd, SB_OP_STATS, 0, NULL, &r) == 0) {
-		struct sb_stat_rec rec;
+	fd = kd_connect(sock);
+	if (fd >= 0 && kd_call(fd, KD_OP_STATS, 0, NULL, &r) == 0) {
+		struct kd_stat_rec rec;
 
-		method_none = r.status == SB_OK && r.nf >= 2 && sb_stat_unpack(&r.f[1], &rec) == 0 &&
+		method_none = r.status == KD_OK && r.nf >= 2 && kd_stat_unpack(&r.f[1], &rec) == 0 &&
 			      rec.lock_method == 3;	/* SECBUF_LOCK_NONE */
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 	}
 	if (fd >= 0)
 		close(fd);
 	stop(pid);
-	tap_ok(method_none, "its working buffer really is unlocked (stats: lock method none)");
-	tap_ok(has("UNLOCKED") && !has("locked as touched") && !has("memory locked with"),
+	tap_check(method_none, "its working buffer really is unlocked (stats: lock method none)");
+	tap_check(has("UNLOCKED") && !has("locked as touched") && !has("memory locked with"),
 	       "its startup line says UNLOCKED, and nothing that claims the memory is locked");
 	show_log();
 }
@@ -168,13 +168,13 @@ static void test_whole_length(void)
 	int rc;
 
 	rc = start_as_nobody(need_kb(SMALL), args, &pid);
-	if (tap_ok(rc == 0, "RLIMIT_MEMLOCK of exactly the %lu kB needed (4 MiB buffer + %d keys): starts (exit %d)",
+	if (tap_check(rc == 0, "RLIMIT_MEMLOCK of exactly the %lu kB needed (4 MiB buffer + %d keys): starts (exit %d)",
 		   need_kb(SMALL), KEYS, rc)) {
 		kb = locked_kb(pid, &resident);
 		stop(pid);
 	}
 	/* VmLck also holds libsecbuf's key page, locked before the first buffer. */
-	tap_ok(kb == (long)(charge_kb(SMALL) + page_kb) && resident < charge_kb(SMALL) / page_kb / 2,
+	tap_check(kb == (long)(charge_kb(SMALL) + page_kb) && resident < charge_kb(SMALL) / page_kb / 2,
 	       "the kernel charges the buffer's whole length at lock time: %ld kB locked (want %lu + the key "
 	       "page) with %lu pages resident", kb, charge_kb(SMALL), resident);
 	if (has("memory locked with "))
@@ -185,7 +185,7 @@ static void test_whole_length(void)
 	rc = start_as_nobody(need_kb(SMALL) - page_kb, args, &pid);
 	if (rc == 0)
 		stop(pid);
-	tap_ok(rc == 1, "one page less than needed: refuses, exit 1 (exit %d)", rc);
+	tap_check(rc == 1, "one page less than needed: refuses, exit 1 (exit %d)", rc);
 	show_log();
 }
 
@@ -201,7 +201,7 @@ static void test_kernel_refuses(void)
 	rc = start_as_nobody(charge_kb(SMALL) - page_kb, args, &pid);
 	if (rc == 0)
 		stop(pid);
-	tap_ok(rc == 0 && has("UNLOCKED"), "a limit one page below the buffer's length: the kernel refuses "
+	tap_check(rc == 0 && has("UNLOCKED"), "a limit one page below the buffer's length: the kernel refuses "
 	       "to lock the 4 MiB buffer though no page of it is used yet (exit %d)", rc);
 
 	rc = start_as_nobody(charge_kb(SMALL) + page_kb, args, &pid);
@@ -215,7 +215,7 @@ static void test_kernel_refuses(void)
 		stop(pid);
 		unsetenv("SECBUFD_SOCKET");
 	}
-	tap_ok(rc == 0 && has("memory locked with") && has("key k1 is UNLOCKED"),
+	tap_check(rc == 0 && has("memory locked with") && has("key k1 is UNLOCKED"),
 	       "a limit of exactly the buffer and the key page: buffer locked, a key beyond it logged as UNLOCKED "
 	       "(--allow-unlocked)");
 	show_log();

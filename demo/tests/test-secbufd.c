@@ -24,6 +24,7 @@
 
 #include "../client.h"
 #include "spawn.h"
+#include "kfacts.h"
 #include "tap.h"
 
 #define NOBODY		65534
@@ -36,181 +37,181 @@ static char sock[256], errlog[256];
 #define BUFFER		(4 << 20)
 static const char *const small[] = { "--buffer", "4M", NULL };
 
-static struct sb_field fld(const void *p, size_t len)
+static struct kd_field fld(const void *p, size_t len)
 {
-	return (struct sb_field){ .p = p, .len = len };
+	return (struct kd_field){ .p = p, .len = len };
 }
 
-static struct sb_field str(const char *s)
+static struct kd_field str(const char *s)
 {
 	return fld(s, strlen(s));
 }
 
 /* One request on a fresh connection; the reply status, or -1 on I/O error. */
-static int call(uint8_t op, unsigned n, const struct sb_field *f, struct sb_reply *r)
+static int call(uint8_t op, unsigned n, const struct kd_field *f, struct kd_reply *r)
 {
-	int fd = sb_connect(sock), rc = -1;
+	int fd = kd_connect(sock), rc = -1;
 
-	if (fd >= 0 && sb_call(fd, op, n, f, r) == 0)
+	if (fd >= 0 && kd_call(fd, op, n, f, r) == 0)
 		rc = r->status;
 	if (fd >= 0)
 		close(fd);
 	return rc;
 }
 
-static int call_status(uint8_t op, unsigned n, const struct sb_field *f)
+static int call_status(uint8_t op, unsigned n, const struct kd_field *f)
 {
-	struct sb_reply r;
+	struct kd_reply r;
 	int st = call(op, n, f, &r);
 
 	if (st >= 0)
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 	return st;
 }
 
 /* A request expected to fail: its status, its message copied into msg. */
-static int call_error(uint8_t op, unsigned n, const struct sb_field *f, char *msg, size_t size)
+static int call_error(uint8_t op, unsigned n, const struct kd_field *f, char *msg, size_t size)
 {
-	struct sb_reply r;
+	struct kd_reply r;
 	int st = call(op, n, f, &r);
 
 	snprintf(msg, size, "%s", st > 0 ? (const char *)r.f[0].p : "");
 	if (st >= 0)
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 	return st;
 }
 
 static int keygen(unsigned type, const char *name, uint8_t *pk)
 {
 	uint8_t t = type;
-	struct sb_field f[2] = { fld(&t, 1), str(name) };
-	struct sb_reply r;
-	int st = call(SB_OP_KEYGEN, 2, f, &r);
+	struct kd_field f[2] = { fld(&t, 1), str(name) };
+	struct kd_reply r;
+	int st = call(KD_OP_KEYGEN, 2, f, &r);
 
-	if (st == SB_OK && r.nf == 1 && r.f[0].len == 32)
+	if (st == KD_OK && r.nf == 1 && r.f[0].len == 32)
 		memcpy(pk, r.f[0].p, 32);
-	else if (st == SB_OK)
+	else if (st == KD_OK)
 		st = -1;
 	if (st >= 0)
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 	return st;
 }
 
 static void test_sign_verify(void)
 {
 	uint8_t pk[32], msg[1000], sig[64];
-	struct sb_field f[3];
-	struct sb_reply r;
+	struct kd_field f[3];
+	struct kd_reply r;
 	int st, got = 0;
 
 	randombytes_buf(msg, sizeof(msg));
-	tap_ok(keygen(SB_KEY_ED25519, "signer", pk) == SB_OK, "keygen ed25519 returns a public key");
+	tap_check(keygen(KD_KEY_ED25519, "signer", pk) == KD_OK, "keygen ed25519 returns a public key");
 	f[0] = str("signer");
 	f[1] = fld(msg, sizeof(msg));
-	st = call(SB_OP_SIGN, 2, f, &r);
-	if (st == SB_OK && r.nf == 1 && r.f[0].len == 64) {
+	st = call(KD_OP_SIGN, 2, f, &r);
+	if (st == KD_OK && r.nf == 1 && r.f[0].len == 64) {
 		memcpy(sig, r.f[0].p, 64);
 		got = 1;
 	}
 	if (st >= 0)
-		sb_reply_free(&r);
-	tap_ok(got, "sign returns a 64-byte signature");
-	tap_ok(got && crypto_sign_verify_detached(sig, msg, sizeof(msg), pk) == 0,
+		kd_reply_free(&r);
+	tap_check(got, "sign returns a 64-byte signature");
+	tap_check(got && crypto_sign_verify_detached(sig, msg, sizeof(msg), pk) == 0,
 	       "the signature verifies with libsodium and the returned public key");
 	f[2] = fld(sig, 64);
-	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_OK, "verify accepts the signature");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_OK, "verify accepts the signature");
 	msg[10] ^= 1;
-	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_E_BADSIG, "verify rejects a changed message");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed message");
 	msg[10] ^= 1;
 	sig[0] ^= 0x80;
-	tap_ok(call_status(SB_OP_VERIFY, 3, f) == SB_E_BADSIG, "verify rejects a changed signature");
+	tap_check(call_status(KD_OP_VERIFY, 3, f) == KD_E_BADSIG, "verify rejects a changed signature");
 }
 
 static void test_seal_open(void)
 {
 	size_t len = 1 << 20;
 	uint8_t pk[32], *msg = malloc(len), *box = malloc(len + crypto_box_SEALBYTES);
-	struct sb_field f[2];
-	struct sb_reply r;
+	struct kd_field f[2];
+	struct kd_reply r;
 	int st, same = 0;
 
 	randombytes_buf(msg, len);
-	tap_ok(keygen(SB_KEY_X25519, "sealer", pk) == SB_OK, "keygen x25519 returns a public key");
+	tap_check(keygen(KD_KEY_X25519, "sealer", pk) == KD_OK, "keygen x25519 returns a public key");
 	f[0] = str("sealer");
 	f[1] = fld(msg, len);
-	st = call(SB_OP_SEAL, 2, f, &r);
-	if (st == SB_OK && r.nf == 1 && r.f[0].len == len + crypto_box_SEALBYTES) {
+	st = call(KD_OP_SEAL, 2, f, &r);
+	if (st == KD_OK && r.nf == 1 && r.f[0].len == len + crypto_box_SEALBYTES) {
 		memcpy(box, r.f[0].p, r.f[0].len);
 		same = 1;
 	}
 	if (st >= 0)
-		sb_reply_free(&r);
-	tap_ok(same, "seal of 1 MiB returns a box of 1 MiB + %d bytes", crypto_box_SEALBYTES);
+		kd_reply_free(&r);
+	tap_check(same, "seal of 1 MiB returns a box of 1 MiB + %d bytes", crypto_box_SEALBYTES);
 	f[1] = fld(box, len + crypto_box_SEALBYTES);
-	st = call(SB_OP_OPEN, 2, f, &r);
-	same = st == SB_OK && r.nf == 1 && r.f[0].len == len && !memcmp(r.f[0].p, msg, len);
+	st = call(KD_OP_OPEN, 2, f, &r);
+	same = st == KD_OK && r.nf == 1 && r.f[0].len == len && !memcmp(r.f[0].p, msg, len);
 	if (st >= 0)
-		sb_reply_free(&r);
-	tap_ok(same, "open returns the original 1 MiB");
+		kd_reply_free(&r);
+	tap_check(same, "open returns the original 1 MiB");
 
 	/* A box sealed by libsodium itself opens too: the daemon is interoperable. */
 	crypto_box_seal(box, msg, 100, pk);
 	f[1] = fld(box, 100 + crypto_box_SEALBYTES);
-	st = call(SB_OP_OPEN, 2, f, &r);
-	same = st == SB_OK && r.f[0].len == 100 && !memcmp(r.f[0].p, msg, 100);
+	st = call(KD_OP_OPEN, 2, f, &r);
+	same = st == KD_OK && r.f[0].len == 100 && !memcmp(r.f[0].p, msg, 100);
 	if (st >= 0)
-		sb_reply_free(&r);
-	tap_ok(same, "open accepts a box sealed locally with crypto_box_seal");
+		kd_reply_free(&r);
+	tap_check(same, "open accepts a box sealed locally with crypto_box_seal");
 	box[50] ^= 1;
-	tap_ok(call_status(SB_OP_OPEN, 2, f) == SB_E_DECRYPT, "open rejects a corrupted box");
+	tap_check(call_status(KD_OP_OPEN, 2, f) == KD_E_DECRYPT, "open rejects a corrupted box");
 	free(msg);
 	free(box);
 }
 
 static void test_import_and_errors(void)
 {
-	uint8_t seed[32], pk[32], sk[64], t = SB_KEY_ED25519, bad = 9;
-	char msg[SB_ERRMSG_MAX + 1];
-	struct sb_field f[3] = { fld(&t, 1), str("imported"), fld(seed, 32) };
-	struct sb_reply r;
+	uint8_t seed[32], pk[32], sk[64], t = KD_KEY_ED25519, bad = 9;
+	char msg[KD_ERRMSG_MAX + 1];
+	struct kd_field f[3] = { fld(&t, 1), str("imported"), fld(seed, 32) };
+	struct kd_reply r;
 	int st;
 
 	randombytes_buf(seed, sizeof(seed));
 	crypto_sign_seed_keypair(pk, sk, seed);
-	st = call(SB_OP_IMPORT, 3, f, &r);
-	tap_ok(st == SB_OK && r.f[0].len == 32 && !memcmp(r.f[0].p, pk, 32),
+	st = call(KD_OP_IMPORT, 3, f, &r);
+	tap_check(st == KD_OK && r.f[0].len == 32 && !memcmp(r.f[0].p, pk, 32),
 	       "import of an Ed25519 seed yields the public key libsodium derives");
 	if (st >= 0)
-		sb_reply_free(&r);
-	tap_ok(call_status(SB_OP_IMPORT, 3, f) == SB_E_EXISTS, "a second key of the same name is refused");
+		kd_reply_free(&r);
+	tap_check(call_status(KD_OP_IMPORT, 3, f) == KD_E_EXISTS, "a second key of the same name is refused");
 	f[2] = fld(seed, 31);
 	f[1] = str("short");
-	st = call_error(SB_OP_IMPORT, 3, f, msg, sizeof(msg));
-	tap_ok(st == SB_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
+	st = call_error(KD_OP_IMPORT, 3, f, msg, sizeof(msg));
+	tap_check(st == KD_E_INVAL && strstr(msg, "secret is 31 bytes") && strstr(msg, "exactly 32"),
 	       "a 31-byte secret is refused: \"%s\"", msg);
 	f[0] = fld(&bad, 1);
-	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
-	tap_ok(st == SB_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
+	st = call_error(KD_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_check(st == KD_E_INVAL && strstr(msg, "unknown key type 9") && strstr(msg, "1 for ed25519") &&
 	       strstr(msg, "2 for x25519"), "an unknown key type is refused: \"%s\"", msg);
 	f[0] = fld(&t, 1);
 	f[1] = str("bad/name");
-	st = call_error(SB_OP_KEYGEN, 2, f, msg, sizeof(msg));
-	tap_ok(st == SB_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
+	st = call_error(KD_OP_KEYGEN, 2, f, msg, sizeof(msg));
+	tap_check(st == KD_E_INVAL && strstr(msg, "bad key name") && strstr(msg, "1 to 64 characters of A-Z a-z 0-9 . _ -"),
 	       "a key name with '/' is refused: \"%s\"", msg);
 	f[0] = str("sealer");
 	f[1] = fld(seed, 32);
-	st = call_error(SB_OP_SIGN, 2, f, msg, sizeof(msg));
-	tap_ok(st == SB_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
+	st = call_error(KD_OP_SIGN, 2, f, msg, sizeof(msg));
+	tap_check(st == KD_E_KEYTYPE && !strcmp(msg, "sign needs an ed25519 key; sealer is an x25519 key"),
 	       "signing with an X25519 key is refused: \"%s\"", msg);
 	f[0] = str("nosuchkey");
-	tap_ok(call_status(SB_OP_SIGN, 2, f) == SB_E_NOKEY, "signing with a missing key is refused");
+	tap_check(call_status(KD_OP_SIGN, 2, f) == KD_E_NOKEY, "signing with a missing key is refused");
 	f[0] = str("imported");
-	tap_ok(call_status(SB_OP_DELETE, 1, f) == SB_OK && call_status(SB_OP_PUBKEY, 1, f) == SB_E_NOKEY,
+	tap_check(call_status(KD_OP_DELETE, 1, f) == KD_OK && call_status(KD_OP_PUBKEY, 1, f) == KD_E_NOKEY,
 	       "delete removes the key");
-	st = call(SB_OP_LIST, 0, NULL, &r);
-	tap_ok(st == SB_OK && r.nf == 2, "list shows the 2 remaining keys (got %u)", st == SB_OK ? r.nf : 0);
+	st = call(KD_OP_LIST, 0, NULL, &r);
+	tap_check(st == KD_OK && r.nf == 2, "list shows the 2 remaining keys (got %u)", st == KD_OK ? r.nf : 0);
 	if (st >= 0)
-		sb_reply_free(&r);
+		kd_reply_free(&r);
 }
 
 /*
@@ -219,18 +220,18 @@ static void test_import_and_errors(void)
  */
 static int raw_exchange(const void *bytes, size_t len, int half_close, uint8_t want)
 {
-	struct sb_reply r;
+	struct kd_reply r;
 	char c;
-	int fd = sb_connect(sock), ok = 0;
+	int fd = kd_connect(sock), ok = 0;
 
 	if (fd < 0)
 		return 0;
-	if (sb_write_full(fd, bytes, len) == 0 && (!half_close || shutdown(fd, SHUT_WR) == 0) &&
-	    sb_reply_recv(fd, &r) == 0) {
+	if (kd_write_full(fd, bytes, len) == 0 && (!half_close || shutdown(fd, SHUT_WR) == 0) &&
+	    kd_reply_recv(fd, &r) == 0) {
 		ok = r.status == want && r.nf == 1 && r.f[0].len > 0;
 		if (!ok)
-			printf("# got status %u (%s), wanted %u\n", r.status, sb_status_name(r.status), want);
-		sb_reply_free(&r);
+			printf("# got status %u (%s), wanted %u\n", r.status, kd_status_name(r.status), want);
+		kd_reply_free(&r);
 		ok = ok && read(fd, &c, 1) == 0;	/* then the daemon closes */
 	}
 	close(fd);
@@ -240,31 +241,31 @@ static int raw_exchange(const void *bytes, size_t len, int half_close, uint8_t w
 static void test_bad_input(size_t max_body)
 {
 	uint8_t buf[64];
-	struct sb_reply r;
+	struct kd_reply r;
 
-	sb_hdr_pack(buf, SB_OP_LIST, 0);
+	kd_hdr_pack(buf, KD_OP_LIST, 0);
 	buf[0] = 7;
-	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_MALFORMED), "wrong protocol version: error reply, then close");
-	sb_hdr_pack(buf, 200, 0);
-	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_MALFORMED), "unknown operation: error reply, then close");
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "wrong protocol version: error reply, then close");
+	kd_hdr_pack(buf, 200, 0);
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_MALFORMED), "unknown operation: error reply, then close");
 	/* sign wants 2 fields; this body holds a field claiming 100 bytes but carrying 4. */
-	sb_hdr_pack(buf, SB_OP_SIGN, 8);
-	sb_put32(buf + 8, 100);
+	kd_hdr_pack(buf, KD_OP_SIGN, 8);
+	kd_put32(buf + 8, 100);
 	memcpy(buf + 12, "abcd", 4);
-	tap_ok(raw_exchange(buf, 16, 0, SB_E_MALFORMED), "field length beyond the body: error reply, then close");
-	sb_hdr_pack(buf, SB_OP_SIGN, 5);
-	sb_put32(buf + 8, 1);
+	tap_check(raw_exchange(buf, 16, 0, KD_E_MALFORMED), "field length beyond the body: error reply, then close");
+	kd_hdr_pack(buf, KD_OP_SIGN, 5);
+	kd_put32(buf + 8, 1);
 	buf[12] = 'a';
-	tap_ok(raw_exchange(buf, 13, 0, SB_E_MALFORMED), "one field where sign needs two: error reply, then close");
-	sb_hdr_pack(buf, SB_OP_LIST, max_body + 1);
-	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_TOOBIG), "body of limit+1 bytes: too-large reply, then close");
-	sb_hdr_pack(buf, SB_OP_SIGN, 0xffffffffu);
-	tap_ok(raw_exchange(buf, SB_HDR_SIZE, 0, SB_E_TOOBIG), "body of 4 GiB announced: too-large reply, then close");
-	sb_hdr_pack(buf, SB_OP_SIGN, 100);
-	tap_ok(raw_exchange(buf, SB_HDR_SIZE + 10, 1, SB_E_TRUNCATED), "body cut short: truncated reply, then close");
-	tap_ok(raw_exchange(buf, 3, 1, SB_E_TRUNCATED), "header cut short: truncated reply, then close");
-	tap_ok(call(SB_OP_STATS, 0, NULL, &r) == SB_OK, "the daemon still serves after all of the above");
-	sb_reply_free(&r);
+	tap_check(raw_exchange(buf, 13, 0, KD_E_MALFORMED), "one field where sign needs two: error reply, then close");
+	kd_hdr_pack(buf, KD_OP_LIST, max_body + 1);
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of limit+1 bytes: too-large reply, then close");
+	kd_hdr_pack(buf, KD_OP_SIGN, 0xffffffffu);
+	tap_check(raw_exchange(buf, KD_HDR_SIZE, 0, KD_E_TOOBIG), "body of 4 GiB announced: too-large reply, then close");
+	kd_hdr_pack(buf, KD_OP_SIGN, 100);
+	tap_check(raw_exchange(buf, KD_HDR_SIZE + 10, 1, KD_E_TRUNCATED), "body cut short: truncated reply, then close");
+	tap_check(raw_exchange(buf, 3, 1, KD_E_TRUNCATED), "header cut short: truncated reply, then close");
+	tap_check(call(KD_OP_STATS, 0, NULL, &r) == KD_OK, "the daemon still serves after all of the above");
+	kd_reply_free(&r);
 }
 
 /* In a child as uid 65534: connect and report what happened as an exit code. */
@@ -274,17 +275,17 @@ static int nobody_connect(void)
 	int status;
 
 	if (pid == 0) {
-		struct sb_reply r;
+		struct kd_reply r;
 		int fd;
 
 		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
 			_exit(10);
-		fd = sb_connect(sock);
+		fd = kd_connect(sock);
 		if (fd < 0)
 			_exit(errno == EACCES ? 20 : 11);
-		if (sb_call(fd, SB_OP_LIST, 0, NULL, &r) < 0)
+		if (kd_call(fd, KD_OP_LIST, 0, NULL, &r) < 0)
 			_exit(12);
-		_exit(r.status == SB_E_DENIED ? 30 : r.status == SB_OK ? 31 : 13);
+		_exit(r.status == KD_E_DENIED ? 30 : r.status == KD_OK ? 31 : 13);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
 		return -1;
@@ -305,15 +306,15 @@ static void test_peercred(const char *dir)
 		return;
 	}
 	rc = nobody_connect();
-	tap_ok(rc == 20, "uid 65534 cannot connect to the 0600 socket (child code %d)", rc);
+	tap_check(rc == 20, "uid 65534 cannot connect to the 0600 socket (child code %d)", rc);
 	snprintf(sock, sizeof(sock), "%s/wide.sock", dir);
 	pid = daemon_start(sock, wide, NULL, errlog);
 	rc = pid > 0 ? nobody_connect() : -1;
-	tap_ok(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
+	tap_check(rc == 30, "uid 65534 is refused by SO_PEERCRED on a 0666 socket (child code %d)", rc);
 	if (pid > 0)
 		daemon_stop(pid);
 	read_text(errlog, text, sizeof(text));
-	tap_ok(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
+	tap_check(strstr(text, "uid 65534 may not use this daemon: it serves root only") && !strstr(text, "neither"),
 	       "a root daemon's refusal says it serves root only");
 	if (strstr(text, "secbufd: refused")) {
 		const char *line = strstr(text, "secbufd: refused");
@@ -331,16 +332,16 @@ static void test_load(void)
 	char c;
 
 	if (pipe(ready) < 0 || pipe(go) < 0) {
-		tap_ok(0, "pipes for the load test");
+		tap_check(0, "pipes for the load test");
 		return;
 	}
 	for (int i = 0; i < NCLIENTS; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			uint8_t msg[256], sig[64];
-			struct sb_field f[3] = { str("signer"), fld(msg, sizeof(msg)), fld(sig, 64) };
-			struct sb_reply r;
-			int fd = sb_connect(sock);
+			struct kd_field f[3] = { str("signer"), fld(msg, sizeof(msg)), fld(sig, 64) };
+			struct kd_reply r;
+			int fd = kd_connect(sock);
 
 			close(ready[0]);
 			close(go[1]);
@@ -349,13 +350,13 @@ static void test_load(void)
 			/* Many requests on one connection, all clients at once. */
 			for (int k = 0; k < ROUNDS; k++) {
 				snprintf((char *)msg, sizeof(msg), "client %d round %d", i, k);
-				if (sb_call(fd, SB_OP_SIGN, 2, f, &r) < 0 || r.status != SB_OK)
+				if (kd_call(fd, KD_OP_SIGN, 2, f, &r) < 0 || r.status != KD_OK)
 					_exit(2);
 				memcpy(sig, r.f[0].p, 64);
-				sb_reply_free(&r);
-				if (sb_call(fd, SB_OP_VERIFY, 3, f, &r) < 0 || r.status != SB_OK)
+				kd_reply_free(&r);
+				if (kd_call(fd, KD_OP_VERIFY, 3, f, &r) < 0 || r.status != KD_OK)
 					_exit(3);
-				sb_reply_free(&r);
+				kd_reply_free(&r);
 			}
 			_exit(0);
 		}
@@ -373,55 +374,60 @@ static void test_load(void)
 			ok++;
 	}
 	close(ready[0]);
-	tap_ok(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
+	tap_check(ok == NCLIENTS, "%d concurrent clients x %d sign+verify each: %d succeeded", NCLIENTS, ROUNDS, ok);
+}
+
+struct search {
+	const uint8_t *needle;
+	size_t len;
+	uint8_t *buf;	/* CHUNK + len bytes */
+	int mem;	/* /proc/PID/mem */
+	long hits;
+};
+enum { CHUNK = 1 << 20 };
+
+/* Count the needle in one mapping, read in chunks. */
+static int search_vma(const struct smaps_vma *v, void *arg)
+{
+	struct search *s = arg;
+	size_t keep = 0;
+
+	/* Skip kernel-provided pages and huge reservations (sanitizer shadow). */
+	if (!strncmp(v->name, "[vvar", 5) || !strcmp(v->name, "[vsyscall]") ||
+	    v->end - v->start > (1UL << 30))
+		return 0;
+	/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
+	for (unsigned long at = v->start; at < v->end;) {
+		size_t want = v->end - at < CHUNK ? v->end - at : CHUNK, n;
+		ssize_t got = pread(s->mem, s->buf + keep, want, at);
+
+		if (got <= 0)
+			break;
+		at += got;
+		n = keep + got;
+		for (size_t i = 0; i + s->len <= n; i++)
+			if (s->buf[i] == s->needle[0] && !memcmp(s->buf + i, s->needle, s->len))
+				s->hits++;
+		keep = n < s->len - 1 ? n : s->len - 1;
+		memmove(s->buf, s->buf + n - keep, keep);
+	}
+	return 0;
 }
 
 /* Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping). */
 static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 {
-	enum { CHUNK = 1 << 20 };
-	char path[64], line[512];
-	uint8_t *buf = malloc(CHUNK + len);
-	long hits = 0;
-	FILE *maps;
-	int mem;
+	struct search s = { needle, len, malloc(CHUNK + len), -1, 0 };
+	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
-	while (buf && maps && mem >= 0 && fgets(line, sizeof(line), maps)) {
-		unsigned long start, end;
-		size_t keep = 0;
-
-		/* Skip kernel-provided pages and huge reservations (sanitizer shadow). */
-		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || strstr(line, "[vvar") ||
-		    strstr(line, "[vsyscall]") || end - start > (1UL << 30))
-			continue;
-		/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
-		for (unsigned long at = start; at < end;) {
-			size_t want = end - at < CHUNK ? end - at : CHUNK, n;
-			ssize_t got = pread(mem, buf + keep, want, at);
-
-			if (got <= 0)
-				break;
-			at += got;
-			n = keep + got;
-			for (size_t i = 0; i + len <= n; i++)
-				if (buf[i] == needle[0] && !memcmp(buf + i, needle, len))
-					hits++;
-			keep = n < len - 1 ? n : len - 1;
-			memmove(buf, buf + n - keep, keep);
-		}
-	}
-	if (!buf || !maps || mem < 0)
-		hits = -1;
-	free(buf);
-	if (maps)
-		fclose(maps);
-	if (mem >= 0)
-		close(mem);
-	return hits;
+	s.mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (!s.buf || s.mem < 0 || smaps_each(pid, search_vma, &s) < 0)
+		s.hits = -1;
+	free(s.buf);
+	if (s.mem >= 0)
+		close(s.mem);
+	return s.hits;
 }
 
 /* One datagram from the notify socket within 5 s, NUL-terminated; "" if none. */
@@ -447,20 +453,20 @@ static void test_notify(const char *dir)
 	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sa.sun_path);
 	snprintf(sock, sizeof(sock), "%s/notified.sock", dir);
 	if (nfd < 0 || bind(nfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		tap_ok(0, "a notify socket for the readiness test: %s", strerror(errno));
+		tap_check(0, "a notify socket for the readiness test: %s", strerror(errno));
 		return;
 	}
 	pid = daemon_spawn(sock, small, envs, errlog, NULL);
 	ready = !strcmp(notify_recv(nfd, msg, sizeof(msg)), "READY=1");
 	if (ready)
-		fd = sb_connect(sock);
-	tap_ok(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
+		fd = kd_connect(sock);
+	tap_check(ready && fd >= 0, "with $NOTIFY_SOCKET the daemon sends READY=1 when its socket accepts (got \"%s\")",
 	       msg);
 	if (fd >= 0)
 		close(fd);
 	if (pid > 0)
 		kill(pid, SIGTERM);
-	tap_ok(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
+	tap_check(!strcmp(notify_recv(nfd, msg, sizeof(msg)), "STOPPING=1"), "and STOPPING=1 on SIGTERM (got \"%s\")",
 	       msg);
 	if (pid > 0 && wait_exit(pid, 5000) == -1)
 		daemon_stop(pid);
@@ -471,9 +477,9 @@ static void test_notify(const char *dir)
 static void test_signal_wipe(const char *dir, int sig)
 {
 	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
-	uint8_t seed[32], x[32], t = SB_KEY_ED25519, tx = SB_KEY_X25519;
-	struct sb_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
-	struct sb_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
+	uint8_t seed[32], x[32], t = KD_KEY_ED25519, tx = KD_KEY_X25519;
+	struct kd_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
+	struct kd_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
 	const char *name = sigabbrev_np(sig);
 	long before, after, xbefore, xafter;
 	int status;
@@ -483,30 +489,30 @@ static void test_signal_wipe(const char *dir, int sig)
 	pid = daemon_start(sock, small, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
-	if (pid < 0 || call_status(SB_OP_IMPORT, 3, f) != SB_OK || call_status(SB_OP_IMPORT, 3, g) != SB_OK) {
-		tap_ok(0, "daemon with two imported keys for the SIG%s test", name);
+	if (pid < 0 || call_status(KD_OP_IMPORT, 3, f) != KD_OK || call_status(KD_OP_IMPORT, 3, g) != KD_OK) {
+		tap_check(0, "daemon with two imported keys for the SIG%s test", name);
 		if (pid > 0)
 			daemon_stop(pid);
 		return;
 	}
 	before = mem_hits(pid, seed, 32);
 	xbefore = mem_hits(pid, x, 32);
-	tap_ok(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
+	tap_check(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
 	       "(%ld and %ld copies)", name, before, xbefore);
 	kill(pid, sig);
 	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
-		tap_ok(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
+		tap_check(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
 		return;
 	}
 	after = mem_hits(pid, seed, 32);
 	xafter = mem_hits(pid, x, 32);
-	tap_ok(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
+	tap_check(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
 	       "(%ld and %ld copies)", name, after, xafter);
 	kill(pid, SIGCONT);
 	status = wait_exit(pid, 5000);
-	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
+	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
 	       "(status 0x%x)", name, status);
-	tap_ok(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
+	tap_check(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
 }
 
 /* The other catchable ways to end it wipe and exit 0 too. */
@@ -528,7 +534,7 @@ static void test_signals(const char *dir)
 			if (status == -1)
 				daemon_stop(pid);
 		}
-		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
+		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(sock, F_OK) < 0,
 		       "SIG%s: exits 0 and removes the socket (status 0x%x)", sigabbrev_np(sigs[i]), status);
 	}
 }
@@ -553,7 +559,7 @@ int main(int argc, char **argv)
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(errlog, sizeof(errlog), "%s/secbufd.log", dir);
 	pid = daemon_start(sock, small, NULL, errlog);
-	if (!tap_ok(pid > 0, "secbufd starts and answers on %s", sock))
+	if (!tap_check(pid > 0, "secbufd starts and answers on %s", sock))
 		return tap_done();
 	test_sign_verify();
 	test_seal_open();
@@ -564,7 +570,7 @@ int main(int argc, char **argv)
 	{
 		int status = daemon_stop(pid);
 
-		tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
+		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
 	test_signals(dir);
 	test_notify(dir);

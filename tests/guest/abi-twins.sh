@@ -17,10 +17,7 @@ results() {
 }
 
 summary() {	# NAME: "P passed, F failed, S skipped, exit RC"
-	results "$dir/$1.out" | awk -v rc="$(cat "$dir/$1.rc")" '
-		{ n[$1]++ }
-		END { printf "%d passed, %d failed, %d skipped, exit %s\n",
-		      n["pass"], n["fail"], n["skip"], rc }'
+	echo "$("$(dirname "$0")/tally" "$dir/$1.out"), exit $(cat "$dir/$1.rc")"
 }
 
 case "$1" in

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* TAP checks of a page census; see lib-census.h. */
 #include "lib-census.h"
-#include "lib-tap.h"
+#include "tap.h"
 
 bool census_all_locked(const struct page_census *before, const struct page_census *after)
 {

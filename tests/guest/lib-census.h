@@ -3,7 +3,7 @@
 #define PROOF_LIB_CENSUS_H
 
 #include <stdbool.h>
-#include "lib-proc.h"
+#include "kfacts.h"
 
 /*
  * Every present page mlocked, and unevictable once the mlock batch was

@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "lib-mark.h"
-#include "lib-tap.h"
+#include "tap.h"
 
 #ifndef SYS_memfd_secret
 #define SYS_memfd_secret 447	/* x86-64 */

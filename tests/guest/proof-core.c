@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-mark.h"
-#include "lib-tap.h"
+#include "kfacts.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define CORE_PATTERN	"/tmp/proof-core.%p"
@@ -27,20 +28,21 @@
 enum { M_SECBUF, M_PACKED, M_SECRETMEM, M_CONTROL, M_COUNT };
 static const char *const mark_name[M_COUNT] = { "secbuf", "packed", "memfd_secret", "control" };
 
+static int is_key_page(const struct smaps_vma *v, void *arg)
+{
+	if (strcmp(v->perms, "rw-p") || strcmp(v->name, "[anon:secbuf-key]"))
+		return 0;
+	*(unsigned long *)arg = v->start;
+	return 1;
+}
+
 /* libsecbuf's key page, found by its name (its guards have it too); NULL if none. */
 static const unsigned char *key_page(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	unsigned long lo = 0;
-	char line[256];
+	unsigned long start = 0;
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, " rw-p ") && strstr(line, "[anon:secbuf-key]") &&
-		    sscanf(line, "%lx-", &lo) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (const unsigned char *)lo;
+	smaps_each(0, is_key_page, &start);
+	return (const unsigned char *)start;
 }
 
 /* The child: secrets go from getrandom() to their memory and from there

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-mark.h"
-#include "lib-proc.h"
-#include "lib-tap.h"
+#include "kfacts.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define NPAGES 16

@@ -27,8 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lib-cgroup.h"
-#include "lib-proc.h"
-#include "lib-tap.h"
+#include "kfacts.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define NPROC		8

@@ -11,7 +11,7 @@
  * pages must still be present and unevictable; with SECBUF_LOCK=none
  * (the negative control) they must have been swapped out instead.  The
  * process exits without freeing anything; the guest then powers off without
- * swapoff, and tests/guest/scan-swap searches the image.
+ * swapoff, and qemu/scan-swap searches the image.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include "lib-cgroup.h"
 #include "lib-mark.h"
-#include "lib-proc.h"
-#include "lib-tap.h"
+#include "kfacts.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define CGROUP		"proof-swap"
@@ -125,7 +125,7 @@ int main(void)
 	if (!sec || !ctl || smem == MAP_FAILED)
 		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p): %s", (void *)sec,
 			 (void *)ctl, (void *)smem, strerror(errno));
-	/* What tests/guest/scan-swap is to find in the swap image. */
+	/* What qemu/scan-swap is to find in the swap image. */
 	tap_keep("expect secbuf %s", negative ? "present" : "absent");
 	tap_keep("expect packed %s", negative ? "present" : "absent");
 	tap_keep("expect control present");

@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include "lib-mark.h"
 #include "lib-census.h"
-#include "lib-proc.h"
-#include "lib-tap.h"
+#include "kfacts.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define NSECRET		2000

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "kfacts.h"
 #include "lib-census.h"
-#include "lib-proc.h"
-#include "lib-tap.h"
+#include "tap.h"
 #include "secbuf.h"
 
 #define BUF_SIZE	(64UL << 20)

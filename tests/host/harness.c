@@ -1,4 +1,4 @@
-/* Test harness: check runner to TAP + summary, /proc parsing, child runs. */
+/* Test harness: check runner to TAP + summary, /proc views (kfacts), child runs. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <secbuf.h>
 #include "harness.h"
+#include "kfacts.h"
+#include "tap.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
@@ -137,155 +139,44 @@ unsigned char *sbt_data_start(void *p)
 	return (unsigned char *)p + sbt_round16(st.size) - st.mapped_bytes;
 }
 
-/* Read a /proc file into buf without stdio (no malloc, no new mappings). */
-static ssize_t slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = 0;
-	return got;
-}
-
-static char procbuf[1 << 20];
-
 /*
  * Valgrind grows executable mappings of its own (translations) as it runs;
  * libsecbuf never maps executable memory, so under valgrind they are left
  * out of the count.
  */
-static int counted(const char *line)
+static int count_vma(const struct smaps_vma *v, void *arg)
 {
-	char perms[8];
-
-	return !sbt_under_valgrind() || sscanf(line, "%*x-%*x %7s", perms) != 1 ||
-	       !strchr(perms, 'x');
+	*(int *)arg += !sbt_under_valgrind() || !strchr(v->perms, 'x');
+	return 0;
 }
 
 int sbt_maps_lines(void)
 {
 	int n = 0;
-	char *p, *nl;
 
-	if (slurp("/proc/self/maps", procbuf, sizeof(procbuf)) < 0)
-		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		n += counted(p);
-		if (!*nl)
-			break;
-	}
-	return n;
+	return smaps_each(0, count_vma, &n) < 0 ? -1 : n;
 }
 
 long sbt_vmlck_kb(void)
 {
-	const char *at;
-	long kb = -1;
-
-	if (slurp("/proc/self/status", procbuf, sizeof(procbuf)) < 0)
-		return -1;
-	at = strstr(procbuf, "\nVmLck:");
-	if (at && sscanf(at, "\nVmLck: %ld kB", &kb) != 1)
-		kb = -1;
-	return kb;
-}
-
-static int holds(const char *line, const void *addr)
-{
-	unsigned long lo, hi;
-
-	return sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-	       (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+	return proc_field_kb("/proc/self/status", "VmLck");
 }
 
 int sbt_maps_line(const void *addr, char *line, size_t len)
 {
-	char *p, *nl;
+	struct smaps_vma v;
 
-	if (slurp("/proc/self/maps", procbuf, sizeof(procbuf)) < 0)
+	if (smaps_find(0, addr, &v) < 0)
 		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		if (holds(p, addr)) {
-			snprintf(line, len, "%.*s", (int)(nl - p), p);
-			return 0;
-		}
-		if (!*nl)
-			break;
-	}
-	return -1;
-}
-
-/* The header line of a mapping: range, permissions and name. */
-static int vma_header(const char *line, const char *nl, struct sbt_vma *v)
-{
-	int name_at = 0;
-
-	memset(v, 0, sizeof(*v));
-	if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &v->lo, &v->hi, v->perms,
-		   &name_at) < 3)
-		return 0;
-	if (name_at && line + name_at < nl)
-		snprintf(v->name, sizeof(v->name), "%.*s", (int)(nl - line - name_at),
-			 line + name_at);
-	return 1;
-}
-
-int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg)
-{
-	struct sbt_vma v;
-	int in = 0, ret;
-	char *p, *nl;
-
-	if (slurp("/proc/self/smaps", procbuf, sizeof(procbuf)) < 0)
-		return -1;
-	for (p = procbuf; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		if (!strncmp(p, "VmFlags:", 8)) {	/* the last field of a mapping */
-			snprintf(v.vmflags, sizeof(v.vmflags), "%.*s ", (int)(nl - p - 8), p + 8);
-			if (in && (ret = fn(&v, arg)) != 0)
-				return ret;
-			in = 0;
-		} else if (!in) {
-			in = vma_header(p, nl, &v);
-		} else {
-			sscanf(p, "Rss: %ld kB", &v.rss_kb);
-			sscanf(p, "Locked: %ld kB", &v.locked_kb);
-		}
-		if (!*nl)
-			break;
-	}
+	snprintf(line, len, "%lx-%lx %s %s", v.start, v.end, v.perms, v.name);
 	return 0;
-}
-
-struct holding {
-	uintptr_t addr;
-	struct sbt_vma *out;
-};
-
-static int holds_addr(const struct sbt_vma *v, void *arg)
-{
-	struct holding *h = arg;
-
-	if (h->addr < v->lo || h->addr >= v->hi)
-		return 0;
-	*h->out = *v;
-	return 1;
 }
 
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len)
 {
-	struct sbt_vma v;
-	struct holding h = { (uintptr_t)addr, &v };
+	struct smaps_vma v;
 
-	if (sbt_smaps_each(holds_addr, &h) != 1)
+	if (smaps_find(0, addr, &v) < 0)
 		return -1;
 	*rss_kb = v.rss_kb;
 	*locked_kb = v.locked_kb;
@@ -407,17 +298,6 @@ int sbt_run_self(const struct sbt_self *se, char *msg, size_t len)
 	return sbt_child(exec_self, (void *)se, msg, len);
 }
 
-static size_t count_tests(const struct sbt_test *const *groups)
-{
-	const struct sbt_test *t;
-	size_t n = 0;
-
-	for (; *groups; groups++)
-		for (t = *groups; t->name; t++)
-			n++;
-	return n;
-}
-
 /* One tcase per test, so that check's results name the test. */
 static int run(const char *name, const struct sbt_test *const *groups)
 {
@@ -426,9 +306,7 @@ static int run(const char *name, const struct sbt_test *const *groups)
 	const struct sbt_test *t;
 	SRunner *sr;
 	TestResult **res;
-	int pass = 0, fail = 0, skip = 0, nres;
-	size_t i = 0;
-	int j;
+	int nres, j, rc;
 
 	for (g = groups; *g; g++) {
 		for (t = *g; t->name; t++) {
@@ -447,30 +325,23 @@ static int run(const char *name, const struct sbt_test *const *groups)
 		for (t = *g; t->name; t++) {
 			const char *msg;
 
-			i++;
 			for (j = 0; j < nres; j++)
 				if (!strcmp(tr_tcname(res[j]), t->name))
 					break;
 			msg = j < nres ? tr_msg(res[j]) : "";
-			if (j < nres && tr_rtype(res[j]) == CK_PASS) {
-				printf("ok %zu %s\n", i, t->name);
-				pass++;
-			} else if (j < nres && !strncmp(msg, SKIP_TAG, strlen(SKIP_TAG))) {
-				printf("ok %zu %s # SKIP %s\n", i, t->name, msg + strlen(SKIP_TAG));
-				skip++;
-			} else {
-				printf("not ok %zu %s\n", i, t->name);
-				if (j < nres)
-					printf("# %s:%d: %s\n", tr_lfile(res[j]), tr_lno(res[j]), msg);
-				fail++;
-			}
+			if (j < nres && tr_rtype(res[j]) != CK_PASS &&
+			    !strncmp(msg, SKIP_TAG, strlen(SKIP_TAG)))
+				tap_skip(msg + strlen(SKIP_TAG), "%s", t->name);
+			else if (!tap_check(j < nres && tr_rtype(res[j]) == CK_PASS, "%s", t->name) &&
+				 j < nres)
+				tap_diag("%s:%d: %s", tr_lfile(res[j]), tr_lno(res[j]), msg);
 		}
 	}
 	free(res);
 	srunner_free(sr);
-	printf("1..%zu\n%d passed, %d failed, %d skipped\n", count_tests(groups), pass, fail,
-	       skip);
-	return fail ? 1 : 0;
+	rc = tap_done();
+	tap_totals();
+	return rc;
 }
 
 int sbt_main(int argc, char **argv, const char *suite,

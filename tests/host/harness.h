@@ -55,26 +55,13 @@ size_t sbt_round16(size_t n);
 /* First data byte of a buffer, computed from the public layout rules. */
 unsigned char *sbt_data_start(void *p);
 
-/* Lines in /proc/self/maps (read without malloc). */
+/* Mappings of this process (read without malloc, by kfacts). */
 int sbt_maps_lines(void);
 /* VmLck of /proc/self/status in kB (what RLIMIT_MEMLOCK is charged), or -1. */
 long sbt_vmlck_kb(void);
-/* Rss and Locked (kB) and VmFlags of the smaps entry holding addr; 0 or -1. */
+/* Rss and Locked (kB) and VmFlags (" xx yy ") of the mapping holding addr; 0 or -1. */
 int sbt_smaps(const void *addr, long *rss_kb, long *locked_kb, char *vmflags, size_t len);
-/*
- * Call fn for each mapping of /proc/self/smaps until it returns nonzero;
- * returns that, 0 after the last mapping, or -1.  vmflags is " xx yy ... ",
- * so that strstr(vmflags, " lo ") finds a whole flag.
- */
-struct sbt_vma {
-	unsigned long lo, hi;
-	char perms[8];
-	char name[64];
-	long rss_kb, locked_kb;
-	char vmflags[160];
-};
-int sbt_smaps_each(int (*fn)(const struct sbt_vma *v, void *arg), void *arg);
-/* The /proc/self/maps line holding addr. */
+/* "start-end perms name" of the mapping holding addr; 0 or -1. */
 int sbt_maps_line(const void *addr, char *line, size_t len);
 
 /*

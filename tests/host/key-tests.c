@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <secbuf.h>
 #include "internal.h"
+#include "kfacts.h"
 #include "tests.h"
 
 /*
@@ -80,7 +81,7 @@ END_TEST
 struct key_page_search {
 	size_t page;
 	int found;
-	struct sbt_vma vma;
+	struct smaps_vma vma;
 };
 
 /*
@@ -88,11 +89,11 @@ struct key_page_search {
  * where the kernel names mappings.  With no buffer live, nothing else in
  * the process looks like it.
  */
-static int is_key_page(const struct sbt_vma *v, void *arg)
+static int is_key_page(const struct smaps_vma *v, void *arg)
 {
 	struct key_page_search *ks = arg;
 
-	if (v->hi - v->lo != ks->page || strcmp(v->perms, "rw-p") ||
+	if (v->end - v->start != ks->page || strcmp(v->perms, "rw-p") ||
 	    !strstr(v->vmflags, " dd ") || !strstr(v->vmflags, " wf "))
 		return 0;
 	if (v->name[0] && strcmp(v->name, "[anon:secbuf-key]"))
@@ -111,11 +112,11 @@ static void draw_key(void)
 	secbuf_free(p);
 }
 
-static int find_key_page(struct sbt_vma *v)
+static int find_key_page(struct smaps_vma *v)
 {
 	struct key_page_search ks = { sbt_page(), 0, { 0 } };
 
-	if (sbt_smaps_each(is_key_page, &ks) < 0 || ks.found != 1)
+	if (smaps_each(0, is_key_page, &ks) < 0 || ks.found != 1)
 		return -1;
 	*v = ks.vma;
 	return 0;
@@ -123,7 +124,7 @@ static int find_key_page(struct sbt_vma *v)
 
 START_TEST(key_page_locked_and_guarded)
 {
-	struct sbt_vma v, guard;
+	struct smaps_vma v, guard;
 	long rss, locked;
 	char flags[160];
 
@@ -134,10 +135,10 @@ START_TEST(key_page_locked_and_guarded)
 	ck_assert_int_eq(v.locked_kb, (long)sbt_page() / 1024);
 	ck_assert_msg(strstr(v.vmflags, " lo "), "VmFlags:%s", v.vmflags);
 	/* Guard pages on both sides. */
-	ck_assert_int_eq(sbt_smaps((void *)(v.lo - 1), &rss, &locked, flags, sizeof(flags)), 0);
-	ck_assert_int_eq(sbt_maps_line((void *)(v.lo - 1), guard.name, sizeof(guard.name)), 0);
+	ck_assert_int_eq(sbt_smaps((void *)(v.start - 1), &rss, &locked, flags, sizeof(flags)), 0);
+	ck_assert_int_eq(sbt_maps_line((void *)(v.start - 1), guard.name, sizeof(guard.name)), 0);
 	ck_assert_msg(strstr(guard.name, " ---p "), "before the key page: %s", guard.name);
-	ck_assert_int_eq(sbt_maps_line((void *)v.hi, guard.name, sizeof(guard.name)), 0);
+	ck_assert_int_eq(sbt_maps_line((void *)v.end, guard.name, sizeof(guard.name)), 0);
 	ck_assert_msg(strstr(guard.name, " ---p "), "after the key page: %s", guard.name);
 }
 END_TEST
@@ -151,7 +152,7 @@ struct child_key {
 static void child_redraws(void *arg)
 {
 	struct child_key *ck = arg;
-	struct sbt_vma v;
+	struct smaps_vma v;
 	size_t i;
 	void *p;
 
@@ -168,7 +169,7 @@ static void child_redraws(void *arg)
 	if (i == 16)
 		_exit(5);	/* no key drawn */
 	secbuf_free(p);
-	if (find_key_page(&v) < 0 || (unsigned char *)v.lo != ck->page)
+	if (find_key_page(&v) < 0 || (unsigned char *)v.start != ck->page)
 		_exit(6);
 	if (v.locked_kb != (long)sbt_page() / 1024)
 		_exit(7);	/* the child locked its page again */
@@ -178,14 +179,14 @@ static void child_redraws(void *arg)
 START_TEST(fork_child_redraws_key)
 {
 	struct child_key ck;
-	struct sbt_vma v;
+	struct smaps_vma v;
 	char msg[256];
 	int st;
 
 	sbt_need_method();
 	draw_key();
 	ck_assert_int_eq(find_key_page(&v), 0);
-	ck.page = (const unsigned char *)v.lo;
+	ck.page = (const unsigned char *)v.start;
 	memcpy(ck.parent, ck.page, 16);
 	ck_assert_msg(memcmp(ck.parent, (unsigned char[16]){ 0 }, 16), "no key in the page");
 	st = sbt_child(child_redraws, &ck, msg, sizeof(msg));
@@ -302,7 +303,7 @@ struct forgery {
 
 /* Rewrite the size of every copy of the entry in writable memory. */
 __attribute__((no_sanitize_address))
-static int forge_in(const struct sbt_vma *v, void *arg)
+static int forge_in(const struct smaps_vma *v, void *arg)
 {
 	struct forgery *f = arg;
 	uintptr_t data = (uintptr_t)f->user & ~(uintptr_t)(sbt_page() - 1);
@@ -310,9 +311,9 @@ static int forge_in(const struct sbt_vma *v, void *arg)
 	unsigned long a;
 
 	/* Skip the stack and what no heap is as large as (sanitizer shadow). */
-	if (strcmp(v->perms, "rw-p") || v->hi - v->lo > 256 * MiB || !strcmp(v->name, "[stack]"))
+	if (strcmp(v->perms, "rw-p") || v->end - v->start > 256 * MiB || !strcmp(v->name, "[stack]"))
 		return 0;
-	for (a = v->lo; a + sizeof(*e) <= v->hi; a += 8) {
+	for (a = v->start; a + sizeof(*e) <= v->end; a += 8) {
 		e = (struct old_entry *)a;
 		if (e->user != (uintptr_t)f->user || e->size != 100 ||
 		    e->base != data - sbt_page() || e->map_len != 3 * sbt_page())
@@ -335,7 +336,7 @@ static void forge(void *arg)
 		_exit(3);
 	f->user = p;
 	recover_old_key(p, f->key);
-	if (sbt_smaps_each(forge_in, f) < 0 || !f->entries)
+	if (smaps_each(0, forge_in, f) < 0 || !f->entries)
 		_exit(2);
 	fprintf(stderr, "size %zu after forging %d copies\n", secbuf_size(p), f->entries);
 	_exit(0);

@@ -10,9 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h"
 #include "tests.h"
 
-/* Independent of the library: what the kernel says the default must be. */
+/*
+ * Independent of the library's proof (another call that must succeed):
+ * what the kernel says the default must be.
+ */
 static int kernel_default_method(void)
 {
 	void *p = mmap(NULL, sbt_page(), PROT_READ | PROT_WRITE,
@@ -21,9 +25,9 @@ static int kernel_default_method(void)
 
 	if (p == MAP_FAILED)
 		return -1;
-	if (syscall(SYS_mlock2, p, 0, 0x02) == 0)
+	if (syscall(SYS_mlock2, p, 0, MLOCK_LOCKED) == 0)
 		m = SECBUF_LOCK_MAP_LOCKONFAULT;
-	else if (syscall(SYS_mlock2, p, 0, 0x01) == 0)
+	else if (syscall(SYS_mlock2, p, 0, MLOCK_ONFAULT) == 0)
 		m = SECBUF_LOCK_MLOCK2_ONFAULT;
 	munmap(p, sbt_page());
 	return m;

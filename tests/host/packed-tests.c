@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h"
 #include "tests.h"
 
 /* Flags for a packed secret that succeeds under every method. */
@@ -105,7 +106,7 @@ struct census {
 	int vmas;
 };
 
-static int add_vma(const struct sbt_vma *v, void *arg)
+static int add_vma(const struct smaps_vma *v, void *arg)
 {
 	struct census *c = arg;
 
@@ -118,7 +119,7 @@ static struct census census(void)
 {
 	struct census c = { 0, 0 };
 
-	ck_assert_int_eq(sbt_smaps_each(add_vma, &c), 0);
+	ck_assert_int_eq(smaps_each(0, add_vma, &c), 0);
 	return c;
 }
 
@@ -136,13 +137,13 @@ static int cmp_uintptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int overlaps_a_block(const struct sbt_vma *v, void *arg)
+static int overlaps_a_block(const struct smaps_vma *v, void *arg)
 {
 	struct slab_blocks *sb = arg;
 	size_t i;
 
 	for (i = 0; i < sb->n; i++)
-		if (v->lo < sb->block[i] + (256 << 10) && v->hi > sb->block[i]) {
+		if (v->start < sb->block[i] + (256 << 10) && v->end > sb->block[i]) {
 			sb->vmas++;
 			break;
 		}
@@ -161,7 +162,7 @@ static int slab_mappings(unsigned char **p, size_t n)
 	for (i = 0; i < n; i++)
 		if (!sb.n || sb.block[sb.n - 1] != sb.block[i])
 			sb.block[sb.n++] = sb.block[i];
-	ck_assert_int_eq(sbt_smaps_each(overlaps_a_block, &sb), 0);
+	ck_assert_int_eq(smaps_each(0, overlaps_a_block, &sb), 0);
 	free(sb.block);
 	return sb.vmas;
 }
@@ -236,12 +237,12 @@ END_TEST
 
 struct slab_edges {
 	uintptr_t addr;
-	struct sbt_vma data, before, after;
+	struct smaps_vma data, before, after;
 	int found;
 };
 
 /* The mapping holding addr, and its neighbours (smaps lists them in order). */
-static int find_edges(const struct sbt_vma *v, void *arg)
+static int find_edges(const struct smaps_vma *v, void *arg)
 {
 	struct slab_edges *e = arg;
 
@@ -249,7 +250,7 @@ static int find_edges(const struct sbt_vma *v, void *arg)
 		e->after = *v;
 		return 1;
 	}
-	if (e->addr >= v->lo && e->addr < v->hi) {
+	if (e->addr >= v->start && e->addr < v->end) {
 		e->data = *v;
 		e->found = 1;
 	} else {
@@ -267,15 +268,15 @@ START_TEST(packed_slab_between_guard_pages)
 	p = secbuf_alloc_flags(16, packed_flags());
 	ck_assert_ptr_nonnull(p);
 	e.addr = (uintptr_t)p;
-	ck_assert_int_eq(sbt_smaps_each(find_edges, &e), 1);
-	ck_assert_msg(e.before.hi == e.data.lo && !strcmp(e.before.perms, "---p") &&
-		      e.before.locked_kb == 0, "before the slab: %lx-%lx %s", e.before.lo,
-		      e.before.hi, e.before.perms);
-	ck_assert_msg(e.after.lo == e.data.hi && !strcmp(e.after.perms, "---p") &&
+	ck_assert_int_eq(smaps_each(0, find_edges, &e), 1);
+	ck_assert_msg(e.before.end == e.data.start && !strcmp(e.before.perms, "---p") &&
+		      e.before.locked_kb == 0, "before the slab: %lx-%lx %s", e.before.start,
+		      e.before.end, e.before.perms);
+	ck_assert_msg(e.after.start == e.data.end && !strcmp(e.after.perms, "---p") &&
 		      e.after.locked_kb == 0,
-		      "after the slab: %lx-%lx %s", e.after.lo, e.after.hi, e.after.perms);
+		      "after the slab: %lx-%lx %s", e.after.start, e.after.end, e.after.perms);
 	/* The slab's data: its block less two guard pages. */
-	ck_assert_uint_eq(e.data.hi - e.data.lo, (256 << 10) - 2 * sbt_page());
+	ck_assert_uint_eq(e.data.end - e.data.start, (256 << 10) - 2 * sbt_page());
 	secbuf_free(p);
 }
 END_TEST

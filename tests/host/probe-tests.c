@@ -14,9 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h"	/* MAP_LOCKONFAULT */
 #include "tests.h"
-
-#define MAP_LOCKONFAULT_FLAG 0x400000
 
 /* A strict buffer of three data pages, touched: locked, or refused with want. */
 static int strict_buffer_locked_or_refused(int want, const char **what)
@@ -80,9 +79,9 @@ START_TEST(probe_trusts_only_success)
 		{ "mlock2", { SYS_mlock2, -1, 0, 0, EPERM } },
 		{ "mlock2", { SYS_mlock2, -1, 0, 0, ENOSYS } },
 		{ "mlock2", { SYS_mlock2, -1, 0, 0, EINVAL } },
-		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT_FLAG, MAP_LOCKONFAULT_FLAG, EPERM } },
-		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT_FLAG, MAP_LOCKONFAULT_FLAG, ENOSYS } },
-		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT_FLAG, MAP_LOCKONFAULT_FLAG, EINVAL } },
+		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT, MAP_LOCKONFAULT, EPERM } },
+		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT, MAP_LOCKONFAULT, ENOSYS } },
+		{ "mmap", { SYS_mmap, 3, MAP_LOCKONFAULT, MAP_LOCKONFAULT, EINVAL } },
 	};
 	char fails[2048] = "";
 	size_t i;

@@ -12,13 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h"	/* __NR_munlock2, __NR_munlockall2 */
 #include "tests.h"
-
-/* munlock2() and munlockall2() of the kernel series (kernel/patches) */
-#ifndef __NR_munlock2
-#define __NR_munlock2		900
-#define __NR_munlockall2	901
-#endif
 
 static void child_reads_zeros(void *arg)
 {

@@ -9,24 +9,40 @@
 #include <secbuf.h>
 #include "tests.h"
 
-START_TEST(free_1g_costs_resident_only)
+/* A buffer whose free is to be measured in page faults (not under valgrind). */
+static unsigned char *alloc_measured(size_t size)
 {
-	size_t size = 1024 * MiB;
 	unsigned char *p;
-	struct secbuf_stat st;
-	struct rusage before, after;
-	long faults;
 
 	sbt_need_method();
 	sbt_need_no_valgrind("valgrind's shadow memory takes page faults of its own");
 	p = secbuf_alloc_flags(size, sbt_flags(0));
 	ck_assert_ptr_nonnull(p);
-	memset(p + 12345, 0x77, 100);	/* one used page */
-	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	return p;
+}
+
+/* Minor faults taken by secbuf_free(p). */
+static long free_faults(void *p)
+{
+	struct rusage before, after;
+
 	ck_assert_int_eq(getrusage(RUSAGE_SELF, &before), 0);
 	secbuf_free(p);
 	ck_assert_int_eq(getrusage(RUSAGE_SELF, &after), 0);
-	faults = after.ru_minflt - before.ru_minflt;
+	return after.ru_minflt - before.ru_minflt;
+}
+
+START_TEST(free_1g_costs_resident_only)
+{
+	size_t size = 1024 * MiB;
+	unsigned char *p;
+	struct secbuf_stat st;
+	long faults;
+
+	p = alloc_measured(size);
+	memset(p + 12345, 0x77, 100);	/* one used page */
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	faults = free_faults(p);
 	printf("# REPORT: free of 1 GiB with %zu resident pages: %ld minor faults\n",
 	       st.resident_pages, faults);
 	ck_assert_int_le(faults, (long)st.resident_pages);
@@ -43,22 +59,15 @@ START_TEST(free_leaves_read_pages_alone)
 	size_t size = 64 * MiB, page = sbt_page(), i;
 	unsigned char *p;
 	struct secbuf_stat st;
-	struct rusage before, after;
 	long faults;
 
-	sbt_need_method();
-	sbt_need_no_valgrind("valgrind's shadow memory takes page faults of its own");
-	p = secbuf_alloc_flags(size, sbt_flags(0));
-	ck_assert_ptr_nonnull(p);
+	p = alloc_measured(size);
 	p[0] = 1;
 	for (i = 1; i <= 64; i++)
 		(void)*(volatile unsigned char *)(p + i * page);
 	ck_assert_int_eq(secbuf_stat(p, &st), 0);
 	ck_assert_uint_ge(st.resident_pages, 65);
-	ck_assert_int_eq(getrusage(RUSAGE_SELF, &before), 0);
-	secbuf_free(p);
-	ck_assert_int_eq(getrusage(RUSAGE_SELF, &after), 0);
-	faults = after.ru_minflt - before.ru_minflt;
+	faults = free_faults(p);
 	printf("# REPORT: free of 64 MiB with %zu resident pages (64 only read): "
 	       "%ld minor faults\n", st.resident_pages, faults);
 	/* At most the pages written (p[0] and the canary): those are resident. */

@@ -1,7 +1,10 @@
-/* TAP output for the guest proof tests: numbered results, a closing plan,
- * and the "# REPORT:" / "# KEEP:" lines the host runner collects. */
-#ifndef PROOF_LIB_TAP_H
-#define PROOF_LIB_TAP_H
+/*
+ * TAP for every C test of secbuf (host, guest, demo): numbered results, a
+ * closing plan, and the "# REPORT:" / "# KEEP:" lines the host runners
+ * collect.  Results read "ok N desc" or "ok N desc # SKIP why".
+ */
+#ifndef SECBUF_TAP_H
+#define SECBUF_TAP_H
 
 #include <stdbool.h>
 
@@ -10,7 +13,7 @@
 /* Print "ok N desc" or "not ok N desc"; returns cond. */
 PRINTF_LIKE(2, 3) bool tap_check(bool cond, const char *fmt, ...);
 /* Print "ok N desc # SKIP why". */
-PRINTF_LIKE(1, 2) void tap_skip(const char *fmt, ...);
+PRINTF_LIKE(2, 3) void tap_skip(const char *why, const char *fmt, ...);
 /* Diagnostic ("# ..."), measurement ("# REPORT: ...") and host marker lines. */
 PRINTF_LIKE(1, 2) void tap_diag(const char *fmt, ...);
 PRINTF_LIKE(1, 2) void tap_report(const char *fmt, ...);
@@ -25,5 +28,7 @@ void tap_subject(const char *area, const char *method);
 PRINTF_LIKE(1, 2) __attribute__((noreturn)) void tap_bail(const char *fmt, ...);
 /* Print the plan; returns the exit status (1 when any check failed). */
 int tap_done(void);
+/* Print "P passed, F failed, S skipped" of the results so far. */
+void tap_totals(void);
 
 #endif
