@@ -46,8 +46,10 @@ static uint64_t tsc_at_tick(double *when)
  * CLOCK_MONOTONIC then moves in 4 ms steps and lags whenever QEMU delays
  * timer ticks.  Under TCG the guest's TSC runs at the host's TSC rate, so
  * time with the TSC at the rate the host measured (BENCH_TSC_KHZ, from
- * build/guest/bin/bench-host-tsc-khz).  Without it, calibrate against
- * ~100 jiffies, which under TCG was seen up to 70% off: say so.
+ * build/guest/bin/bench-host-tsc-khz; BENCH_TSC_REF names any other
+ * source of the rate, such as the guest's own calibration under icount).
+ * Without it, calibrate against ~100 jiffies, which under TCG was seen up
+ * to 70% off: say so.
  */
 static void clock_init(void)
 {
@@ -63,8 +65,10 @@ static void clock_init(void)
 	if (clock_getres(CLOCK_MONOTONIC, &res) || (res.tv_sec == 0 && res.tv_nsec <= 1000))
 		return;
 	if (khz && atof(khz) > 0) {
+		const char *ref = getenv("BENCH_TSC_REF");
+
 		tsc_per_ms = atof(khz);
-		tsc_ref = "the host's measured TSC rate";
+		tsc_ref = ref && *ref ? ref : "the host's measured TSC rate";
 		return;
 	}
 	c0 = tsc_at_tick(&t0);

@@ -8,10 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
 #include "tests.h"
+
+/* munlock2() and munlockall2() of the kernel series (kernel/patches) */
+#ifndef __NR_munlock2
+#define __NR_munlock2		900
+#define __NR_munlockall2	901
+#endif
 
 static void child_reads_zeros(void *arg)
 {
@@ -186,7 +193,8 @@ static void *first_use(void *arg)
 /*
  * Runs as "secbuf-tests --first-use": 8 threads race the once-only probe;
  * all must see one method.  The parent's seccomp filter kills the process
- * if anything calls syscall 451 or 452 on a kernel that lacks the series.
+ * if anything calls munlock2() or munlockall2() on a kernel that lacks
+ * the series.
  */
 int first_use_main(void)
 {
@@ -210,14 +218,14 @@ int first_use_main(void)
 	return fu[0].method == secbuf_lock_method() ? rc : 4;
 }
 
-START_TEST(first_use_threads_no_451_452)
+START_TEST(first_use_threads_no_munlock2)
 {
-	static const struct sbt_deny no_451_452[] = {
-		{ 451, -1, 0, 0, 0 },
-		{ 452, -1, 0, 0, 0 },
+	static const struct sbt_deny no_munlock2[] = {
+		{ __NR_munlock2, -1, 0, 0, 0 },
+		{ __NR_munlockall2, -1, 0, 0, 0 },
 	};
-	/* 451 and 452 are munlock2/munlockall2 only where the probe says so. */
-	struct sbt_self se = { .mode = "--first-use", .deny = no_451_452, .ndeny = 2 };
+	/* munlock2/munlockall2 exist only where the probe says so. */
+	struct sbt_self se = { .mode = "--first-use", .deny = no_munlock2, .ndeny = 2 };
 	char msg[256];
 	int st;
 
@@ -351,8 +359,6 @@ END_TEST
 /* ---- a call using a mapping while another thread frees the buffer ---- */
 
 #if defined(__x86_64__)
-#include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -468,7 +474,7 @@ END_TEST
 #endif
 
 const struct sbt_test thread_fork_tests[] = {
-	SBT(first_use_threads_no_451_452),
+	SBT(first_use_threads_no_munlock2),
 	SBT(fork_child_sees_zeros),
 	SBT(threads_8_no_leak),
 	SBT(threads_8_stress),
