@@ -12,7 +12,7 @@ KVERS ?= 6.1 6.12
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
-	check-guest check-asan check-valgrind demo demo-host bench install uninstall qemu-shell clean
+	check-guest check-asan check-valgrind demo demo-host demo-minisign bench install uninstall qemu-shell clean
 
 all: lib
 	$(MAKE) -C demo all
@@ -43,6 +43,7 @@ kernel-bisect: deps
 # the kernel's test programs for each of KVERS (this builds those kernels).
 guest: lib
 	$(MAKE) -C qemu guest
+	$(MAKE) -C libsecbuf guest
 	$(MAKE) -C tests/guest guest
 	$(MAKE) -C tests/host guest
 	@for v in $(KVERS); do kernel/selftests.sh $$v || exit 1; done
@@ -79,6 +80,11 @@ demo: deps
 
 demo-host: deps lib
 	$(MAKE) -C demo demo-host
+
+# Debian's minisign under secbuf-run in QEMU: its key locked, never in swap
+# (the minisign suite of make check, with SECBUF_LOCK=none as the control).
+demo-minisign: deps guest-image
+	@qemu/run-guest minisign
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "alloc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -241,11 +242,50 @@ static void na_warmup(size_t heap)
 		abort();
 }
 
+#ifdef SODIUM_DROPIN
+/*
+ * libsodium's calls as libsecbuf-sodium.so defines them: the functions a
+ * preloaded program runs, taken from the library by dlsym so that they
+ * race the real libsodium in the same process and run.
+ */
+static void *(*dropin_malloc)(size_t);
+static void (*dropin_free)(void *);
+
+static void di_warmup(size_t heap)
+{
+	void *lib = dlopen(SODIUM_DROPIN, RTLD_NOW | RTLD_LOCAL);
+
+	(void)heap;
+	if (!lib || !(*(void **)&dropin_malloc = dlsym(lib, "sodium_malloc")) ||
+	    !(*(void **)&dropin_free = dlsym(lib, "sodium_free"))) {
+		fprintf(stderr, "bench: %s: %s\n", SODIUM_DROPIN, dlerror());
+		abort();
+	}
+	/* The probe and the key page, as for secbuf. */
+	dropin_free(dropin_malloc(2 * MIB));
+}
+
+static void *di_alloc(size_t size)
+{
+	return dropin_malloc(size);
+}
+
+static void di_free(void *ptr, size_t size)
+{
+	(void)size;
+	dropin_free(ptr);
+}
+#endif
+
 const struct allocator allocators[] = {
 	{ "secbuf", 0, 0, sb_warmup, no_setup, sb_alloc, sb_free, no_teardown, sb_method },
 	{ "secbuf_packed", SECBUF_PACKED_MAX, 0, sb_warmup, no_setup, pk_alloc, sb_free,
 	  no_teardown, sb_method },
 	{ "sodium_malloc", 0, 0, na_warmup, na_setup, na_alloc, na_free, no_teardown, na_method },
+#ifdef SODIUM_DROPIN
+	/* Host only: a static guest binary cannot load the drop-in. */
+	{ "sodium_dropin", 0, 1, di_warmup, no_setup, di_alloc, di_free, no_teardown, sb_method },
+#endif
 	{ "openssl_secure", 0, 0, NULL, os_setup, os_alloc, os_free, os_teardown, os_method },
 	{ "malloc+mlock", 0, 0, NULL, no_setup, ml_alloc, ml_free, no_teardown, ml_method },
 	{ "syscall_floor", 0, 1, floor_warmup, no_setup, floor_alloc, floor_free, no_teardown,

@@ -188,6 +188,7 @@ function allocs(src, title, note,   o, n, names, i, c, caps, nc, k, base, r, th1
 			      " | " big(L[k, "locked_kb"]) " | " big(L[k, "faults"]) " |" > o
 		}
 	floorcmp(src, o, caps, nc)
+	dropincmp(src, o, caps, nc)
 	print "\n### Small secrets: 32-byte alloc + write + free pairs per second\n" > o
 	print "Median of the runs (min–max), one other 32-byte secret live throughout.\n" > o
 	print "| allocator | 1 thread | 2 threads | 2 threads / 1 thread | 1 thread / openssl_secure |" > o
@@ -241,11 +242,26 @@ function floorcmp(src, o, caps, nc,   c, sb, fl, na) {
 		print "| " mib(caps[c]) " | " num(sb) " | " num(fl) " | " rfmt(ratio(sb, fl)) " | " rfmt(ratio(na, sb)) " |" > o
 	}
 }
+# libsodium programs under secbuf-run: the drop-in's calls against the real ones.
+function dropincmp(src, o, caps, nc,   c, na, di) {
+	if (!((src, "sodium_dropin", caps[nc], "time_med") in L)) return
+	print "\nlibsodium programs under secbuf-run: sodium_malloc + use + sodium_free as libsecbuf-sodium.so " \
+	      "defines them (sodium_dropin) against the real libsodium's, same run, medians:\n" > o
+	print "| capacity | sodium_malloc ms | sodium_dropin ms | sodium_malloc / sodium_dropin | peak locked resident kB, real / drop-in |" > o
+	print "|---:|---:|---:|---:|---:|" > o
+	for (c = 1; c <= nc; c++) {
+		na = L[src, "sodium_malloc", caps[c], "time_med"]; di = L[src, "sodium_dropin", caps[c], "time_med"]
+		print "| " mib(caps[c]) " | " num(na) " | " num(di) " | " rfmt(ratio(na, di)) " | " \
+		      L[src, "sodium_malloc", caps[c], "locked_kb"] " / " L[src, "sodium_dropin", caps[c], "locked_kb"] " |" > o
+	}
+}
 function plotdata(src, file,   n, all, names, nc, caps, c, i, k, row) {
 	n = split(alist[src], all, " "); nc = split(clist[src], caps, " ")
 	if (nc == 0) return
 	# Only allocators that served large buffers (packed secrets do not).
-	for (i = 1; i <= n; i++) if ((src, all[i], caps[1], "time_med") in L) names[++k] = all[i]
+	# The drop-in's row is in its own table, not on the chart.
+	for (i = 1; i <= n; i++)
+		if (all[i] != "sodium_dropin" && (src, all[i], caps[1], "time_med") in L) names[++k] = all[i]
 	n = k
 	row = "capacity_MiB"
 	for (i = 1; i <= n; i++) row = row " " names[i]

@@ -316,6 +316,12 @@ SB_HIDDEN void sb_registry_get(const void *user, struct sb_meta *out, const char
 SB_HIDDEN void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn);
 SB_HIDDEN void sb_registry_unpin(const void *user);
 SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const char *fn);
+/*
+ * Whether p lies in a mapping of a buffer of this library (live, being
+ * freed, or inherited across fork()): 1 or 0.  Never aborts, so that a
+ * caller can hand a pointer that is not ours to its real owner.
+ */
+SB_HIDDEN int sb_registry_holds(const void *p);
 SB_HIDDEN void sb_registry_fork_prepare(void);
 SB_HIDDEN void sb_registry_fork_parent(void);
 SB_HIDDEN void sb_registry_fork_child(void);
@@ -342,6 +348,16 @@ static inline void sb_leave(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sb_running_call = NULL;
 }
+
+/*
+ * secbuf.c: a guarded buffer of size bytes (0 allowed) whose end lies
+ * flush against the trailing guard, rounded down to align (a power of
+ * two, at most SB_CANARY_SIZE; 1 for exactly flush).  Flags as for
+ * secbuf_alloc_flags() but SECBUF_PACKED; *method, unless NULL, gets the
+ * lock method in effect.  Errors as secbuf_alloc_flags().  For drop-ins
+ * that must reproduce another allocator's layout.
+ */
+SB_HIDDEN void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method);
 
 /* misuse.c: the single abort path. */
 SB_HIDDEN __attribute__((noreturn, format(printf, 1, 2)))

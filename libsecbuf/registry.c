@@ -284,6 +284,16 @@ void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 	unlock();
 }
 
+int sb_registry_holds(const void *p)
+{
+	int held;
+
+	lock();
+	held = find(cur, p) || holder(cur, p) || inherited_holder(p);
+	unlock();
+	return held;
+}
+
 void sb_registry_fork_prepare(void)
 {
 	pthread_mutex_lock(&reg_lock);

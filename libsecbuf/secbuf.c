@@ -16,32 +16,26 @@ static size_t round_up(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-static void *alloc(size_t size, unsigned flags)
+void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
-	int err, method;
+	int err;
 
-	if (size == 0 || (flags & ~ALL_FLAGS)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
-		return sb_packed_alloc(size, flags);
 	/* Canary, alignment and two guards must fit without wrapping. */
 	if (size > SIZE_MAX - 4 * page) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (sb_ready() < 0 || (method = sb_region_method(flags)) < 0)
+	if (sb_ready() < 0 || (m.region.method = sb_region_method(flags)) < 0)
 		return NULL;
-	if (sb_region_map(&m.region, round_up(round_up(size, SB_CANARY_SIZE) +
-					      SB_CANARY_SIZE, page), page, method, flags) < 0)
+	if (sb_region_map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page),
+			  page, m.region.method, flags) < 0)
 		return NULL;
 	sb_resident_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &
-				   ~(uintptr_t)(SB_CANARY_SIZE - 1));
+				   ~(uintptr_t)(align - 1));
 	m.serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
 	sb_canary_fill(&m);
 	if (sb_registry_add(&m) < 0) {
@@ -50,7 +44,20 @@ static void *alloc(size_t size, unsigned flags)
 		errno = err;
 		return NULL;
 	}
+	if (method)
+		*method = m.region.method;
 	return m.user;
+}
+
+static void *alloc(size_t size, unsigned flags)
+{
+	if (size == 0 || (flags & ~ALL_FLAGS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
+		return sb_packed_alloc(size, flags);
+	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, NULL);
 }
 
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)

@@ -20,10 +20,12 @@ echo "$installed" | sed 's/^/# /'
 expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
 ./usr/share/man/man8/secbufd.8 ./usr/share/man/man8/secbuf-audit.8 ./usr/share/man/man1/secbufctl.1
 ./usr/lib/systemd/system/secbufd.service ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
-./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3"
+./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3
+./usr/lib/libsecbuf-sodium.so ./usr/bin/secbuf-run ./usr/share/man/man7/libsecbuf-sodium.7
+./usr/share/man/man1/secbuf-run.1"
 missing=
 for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; done
-ok "programs, man pages (1, 3, 8), unit, library, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
+ok "programs, man pages (1, 3, 7, 8), unit, libraries, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
 	test -z "$missing"
 
 for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
@@ -44,6 +46,18 @@ ok "man secbuf-audit documents exit codes 0, 1, 2 and 3" bash -c \
 	 for c in 0 1 2 3; do grep -qE "^ +$c +[A-Z]" "$2" || exit 1; done' _ "$dest/usr/share/man/man8/secbuf-audit.8" \
 	"$tmp/exit"
 
+ok "secbuf-run --version: exit 0, \"secbuf-run $version\"" \
+	bash -c '[ "$("$1" --version)" = "secbuf-run $2" ]' _ "$dest/usr/bin/secbuf-run" "$version"
+ok "secbuf-run preloads the installed drop-in (/usr/lib/libsecbuf-sodium.so)" \
+	grep -qx 'lib=/usr/lib/libsecbuf-sodium.so' "$dest/usr/bin/secbuf-run"
+ok "man libsecbuf-sodium renders without warnings, documents SECBUF_STRICT and the deviations" bash -c \
+	'[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null)" ] &&
+	 man -l "$1" | grep -q SECBUF_STRICT && man -l "$1" | grep -q "No 0xdb fill" &&
+	 man -l "$1" | grep -q "Forked children see zeros"' _ "$dest/usr/share/man/man7/libsecbuf-sodium.7"
+ok "libsecbuf-sodium.so exports only the six sodium_* calls and needs only libc" bash -c \
+	'[ "$(nm -D --defined-only "$1" | awk "{ print \$3 }" | sort | tr "\n" " ")" = \
+	   "sodium_allocarray sodium_free sodium_malloc sodium_mprotect_noaccess sodium_mprotect_readonly sodium_mprotect_readwrite " ] &&
+	 [ "$(readelf -dW "$1" | sed -n "s/.*(NEEDED).*\[\(.*\)\]/\1/p")" = libc.so.6 ]' _ "$dest/usr/lib/libsecbuf-sodium.so"
 ok "secbuf.pc carries no rpath" bash -c '! grep -qi rpath "$1"' _ "$dest/usr/lib/pkgconfig/secbuf.pc"
 
 # Hardening of what is installed: full RELRO, PIE, stack protector, fortify.
@@ -61,6 +75,7 @@ for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
 	ok "${p##*/}: full RELRO (BIND_NOW), PIE, stack protector, _FORTIFY_SOURCE" harden "$dest/$p" pie
 done
 ok "libsecbuf.so.1: full RELRO, stack protector, _FORTIFY_SOURCE" harden "$dest/usr/lib/libsecbuf.so.1"
+ok "libsecbuf-sodium.so: full RELRO, stack protector, _FORTIFY_SOURCE" harden "$dest/usr/lib/libsecbuf-sodium.so"
 
 unit=$dest/usr/lib/systemd/system/secbufd.service
 ok "the unit runs the installed daemon (ExecStart=/usr/sbin/secbufd ...)" grep -q '^ExecStart=/usr/sbin/secbufd ' "$unit"

@@ -1,0 +1,172 @@
+/*
+ * libsecbuf-sodium.so: libsodium's guarded heap (sodium_malloc() and its
+ * five companions) on libsecbuf buffers, for LD_PRELOAD.  libsecbuf is
+ * linked in, so the preload needs nothing else; only the sodium_* calls
+ * are exported.  libsecbuf-sodium(7) says where it differs from libsodium
+ * and why.
+ *
+ * Layout as libsodium's: the last byte flush against the trailing guard
+ * page (no alignment), a 16-byte canary right in front of the pointer.
+ * A pointer that is not ours goes to the next sodium_free() in the
+ * lookup order, the real libsodium's.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "internal.h"
+
+static int strict = -1;		/* SECBUF_STRICT=1: a refused lock is an error */
+static int warned;		/* the one warning about unlocked memory was printed */
+
+static unsigned alloc_flags(void)
+{
+	int s = __atomic_load_n(&strict, __ATOMIC_RELAXED);
+
+	if (s < 0) {
+		const char *env = secure_getenv("SECBUF_STRICT");
+
+		s = env && strcmp(env, "1") == 0;
+		__atomic_store_n(&strict, s, __ATOMIC_RELAXED);
+	}
+	return s ? 0 : SECBUF_BEST_EFFORT;
+}
+
+/*
+ * libsodium hands out memory whose lock failed without a word; we hand it
+ * out too (unless SECBUF_STRICT=1), but say so, once, with the way out.
+ */
+static void warn_unlocked(void)
+{
+	const struct sb_caps *caps = sb_caps();
+	struct rlimit rl = { 0, 0 };
+	char msg[400];
+	const char *why;
+	int n;
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK)
+		why = secure_getenv("SECBUF_LOCK") ? "SECBUF_LOCK names no method that locks on fault" :
+			"this kernel cannot lock memory on fault";
+	else
+		why = "the lock was refused: RLIMIT_MEMLOCK is spent (raise it: ulimit -l, "
+		      "LimitMEMLOCK=) or the process may not lock memory";
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	n = snprintf(msg, sizeof(msg), "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
+		     "memory is NOT locked and may be swapped (%s; RLIMIT_MEMLOCK %ld kB); "
+		     "SECBUF_STRICT=1 refuses instead\n", program_invocation_short_name,
+		     (int)getpid(), why, rl.rlim_cur == RLIM_INFINITY ? -1L :
+		     (long)(rl.rlim_cur / 1024));
+	if (n > 0)
+		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+}
+
+__attribute__((visibility("default")))
+void *sodium_malloc(size_t size)
+{
+	int saved = errno, method;
+	void *p;
+
+	sb_enter(__func__);
+	p = sb_alloc_guarded(size, alloc_flags(), 1, &method);
+	if (p) {
+		if (method == SECBUF_LOCK_NONE)
+			warn_unlocked();
+		errno = saved;
+	}
+	sb_leave();
+	return p;
+}
+
+__attribute__((visibility("default")))
+void *sodium_allocarray(size_t count, size_t size)
+{
+	/* libsodium's own bound, so that the same calls fail. */
+	if (count > 0 && size >= SIZE_MAX / count) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return sodium_malloc(count * size);
+}
+
+static int ours(const void *ptr, const char *fn)
+{
+	int held;
+
+	sb_enter(fn);
+	held = sb_registry_holds(ptr);
+	sb_leave();
+	return held;
+}
+
+/*
+ * The real libsodium's function, for a pointer we did not hand out.  Its
+ * canary page must be mapped: otherwise the pointer is nobody's (most
+ * likely one of ours, freed twice), and libsodium would only fault on it.
+ */
+static void *real(const char *name, void *ptr)
+{
+	uintptr_t canary_page = ((uintptr_t)ptr - SB_CANARY_SIZE) & ~(uintptr_t)(sb_caps()->page - 1);
+	unsigned char vec;
+	void *fn;
+
+	if ((uintptr_t)ptr < SB_CANARY_SIZE ||
+	    (mincore((void *)canary_page, 1, &vec) < 0 && errno == ENOMEM))
+		sb_misuse("%s(%p): not a live buffer: nothing is mapped there "
+			  "(double free or foreign pointer)", name, ptr);
+	fn = dlsym(RTLD_NEXT, name);
+	if (!fn)
+		sb_misuse("%s(%p): not a buffer of libsecbuf-sodium, and no libsodium is "
+			  "loaded to hand it to", name, ptr);
+	return fn;
+}
+
+__attribute__((visibility("default")))
+void sodium_free(void *ptr)
+{
+	void (*real_free)(void *);
+
+	if (!ptr)
+		return;
+	if (ours(ptr, __func__)) {
+		secbuf_free(ptr);	/* works at any protection: it makes the pages writable */
+		return;
+	}
+	*(void **)&real_free = real(__func__, ptr);
+	real_free(ptr);
+}
+
+static int protect(void *ptr, int access, const char *fn)
+{
+	int (*real_protect)(void *);
+
+	if (!ptr || ours(ptr, fn))
+		return secbuf_protect(ptr, access);
+	*(void **)&real_protect = real(fn, ptr);
+	return real_protect(ptr);
+}
+
+__attribute__((visibility("default")))
+int sodium_mprotect_noaccess(void *ptr)
+{
+	return protect(ptr, SECBUF_NOACCESS, __func__);
+}
+
+__attribute__((visibility("default")))
+int sodium_mprotect_readonly(void *ptr)
+{
+	return protect(ptr, SECBUF_READONLY, __func__);
+}
+
+__attribute__((visibility("default")))
+int sodium_mprotect_readwrite(void *ptr)
+{
+	return protect(ptr, SECBUF_READWRITE, __func__);
+}
