@@ -86,7 +86,7 @@ ok "minisign is the dynamically linked Debian program" sh -c \
 	'minisign -v 2>&1 | grep -q "^minisign" && [ -x /lib64/ld-linux-x86-64.so.2 ]'
 mkdir -p "$cg" && echo "$memmax" >"$cg/memory.max"
 ok "cgroup $cg with memory.max $memmax" test "$(cat "$cg/memory.max")" -gt 0
-[ "$failed" = 0 ] || finish
+[ "$tap_failed" = 0 ] || finish
 
 keep "expect minisign-secbuf absent"
 keep "expect minisign-none present"
@@ -99,7 +99,7 @@ ok "none: minisign -S holds its secret key in libsecbuf memory" loaded "$pid_non
 ok "none: the drop-in warned once that the memory is not locked" \
 	test "$(grep -c 'NOT locked' "$work/none/sign.err")" -eq 1
 ok "secbuf: no warning" test ! -s "$work/secbuf/sign.err"
-[ "$failed" = 0 ] || { cat "$work"/*/*.err | sed 's/^/# /'; finish; }
+[ "$tap_failed" = 0 ] || { cat "$work"/*/*.err | sed 's/^/# /'; finish; }
 
 secbuf-audit "$pid_secbuf" | sed 's/^/# /'
 audit "$pid_secbuf" >"$work/before"

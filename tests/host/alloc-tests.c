@@ -237,6 +237,6 @@ const struct sbt_test alloc_tests[] = {
 	SBT(vmflags_dontdump_wipeonfork),
 	SBT(maps_name_anon_secbuf),
 	SBT(success_keeps_errno),
-	SBT(max_map_count_free_makes_room),
+	SBT_SLOW(max_map_count_free_makes_room),
 	SBT_END,
 };

@@ -8,9 +8,14 @@
 struct sbt_test {
 	const char *name;
 	const TTest *const *fn;	/* START_TEST's pointer is not a constant */
+	int slow;		/* a stress test that does not depend on the method */
 };
-#define SBT(fn) { #fn, &fn }
-#define SBT_END { NULL, NULL }
+/* clang-format off */
+#define SBT(fn) { #fn, &fn, 0 }
+/* Skipped when SBT_QUICK=1: the guest runs it once per kernel, not per method. */
+#define SBT_SLOW(fn) { #fn, &fn, 1 }
+#define SBT_END { NULL, NULL, 0 }
+/* clang-format on */
 
 /* A mode the test binary runs instead of its tests: "PROG --flag". */
 struct sbt_mode {

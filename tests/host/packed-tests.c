@@ -744,6 +744,6 @@ const struct sbt_test packed_tests[] = {
 	SBT(packed_no_lock_strict_fails),
 	SBT(packed_capacity_one_million),
 	SBT(packed_nobody_8m_holds_100k),
-	SBT(packed_no_heap_per_secret),
+	SBT_SLOW(packed_no_heap_per_secret),
 	SBT_END,
 };

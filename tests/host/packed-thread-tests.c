@@ -345,11 +345,11 @@ START_TEST(packed_fork_while_threads_allocate)
 END_TEST
 
 const struct sbt_test packed_thread_tests[] = {
-	SBT(packed_threads_stress_cross_free),
+	SBT_SLOW(packed_threads_stress_cross_free),
 	SBT(packed_empty_slabs_unmapped),
 	SBT(packed_concurrent_double_free_aborts),
 	SBT(packed_fork_child_sees_zeros),
 	SBT(packed_fork_inherited_secret_aborts),
-	SBT(packed_fork_while_threads_allocate),
+	SBT_SLOW(packed_fork_while_threads_allocate),
 	SBT_END,
 };

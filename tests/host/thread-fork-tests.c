@@ -486,10 +486,10 @@ END_TEST
 const struct sbt_test thread_fork_tests[] = {
 	SBT(first_use_threads_no_munlock2),
 	SBT(fork_child_sees_zeros),
-	SBT(threads_8_no_leak),
-	SBT(threads_8_stress),
-	SBT(fork_while_threads_allocate),
+	SBT_SLOW(threads_8_no_leak),
+	SBT_SLOW(threads_8_stress),
+	SBT_SLOW(fork_while_threads_allocate),
 	SBT(fork_child_inherited_buffer_aborts),
-	SBT(protect_stat_pin_buffer_against_free),
+	SBT_SLOW(protect_stat_pin_buffer_against_free),
 	SBT_END,
 };
