@@ -12,29 +12,6 @@
 #include <secbuf.h>
 #include "tests.h"
 
-struct poke {
-	volatile unsigned char *at;
-	int write;
-};
-
-static void do_poke(void *arg)
-{
-	struct poke *pk = arg;
-
-	if (pk->write)
-		*pk->at = 1;
-	else
-		(void)*pk->at;
-}
-
-static int poke_status(void *at, int write)
-{
-	struct poke pk = { at, write };
-	char msg[512];
-
-	return sbt_child(do_poke, &pk, msg, sizeof(msg));
-}
-
 START_TEST(overflow_faults)
 {
 	static const size_t sizes[] = { 16, 17, 4096, 100, 65536 };
@@ -46,8 +23,8 @@ START_TEST(overflow_faults)
 
 		ck_assert_ptr_nonnull(p);
 		/* Last aligned byte is fine, the next one is in the guard. */
-		ck_assert(sbt_exited_ok(poke_status(p + sbt_round16(sizes[i]) - 1, 1)));
-		ck_assert_msg(sbt_signalled(poke_status(p + sbt_round16(sizes[i]), 1), SIGSEGV),
+		ck_assert(sbt_exited_ok(sbt_poke(p + sbt_round16(sizes[i]) - 1, 1)));
+		ck_assert_msg(sbt_signalled(sbt_poke(p + sbt_round16(sizes[i]), 1), SIGSEGV),
 			      "one byte past size %zu did not fault", sizes[i]);
 		secbuf_free(p);
 	}
@@ -63,9 +40,9 @@ START_TEST(underflow_guard_faults)
 	ck_assert_ptr_nonnull(p);
 	start = sbt_data_start(p);
 	ck_assert_ptr_nonnull(start);
-	ck_assert(sbt_exited_ok(poke_status(start, 1)));
-	ck_assert(sbt_signalled(poke_status(start - 1, 0), SIGSEGV));
-	ck_assert(sbt_signalled(poke_status(start - 1, 1), SIGSEGV));
+	ck_assert(sbt_exited_ok(sbt_poke(start, 1)));
+	ck_assert(sbt_signalled(sbt_poke(start - 1, 0), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(start - 1, 1), SIGSEGV));
 	secbuf_free(p);
 }
 END_TEST
@@ -198,14 +175,14 @@ START_TEST(protect_modes_enforced)
 	ck_assert_ptr_nonnull(p);
 	p[0] = 7;
 	ck_assert_int_eq(secbuf_protect(p, SECBUF_NOACCESS), 0);
-	ck_assert(sbt_signalled(poke_status(p, 0), SIGSEGV));
-	ck_assert(sbt_signalled(poke_status(p + 4999, 1), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p, 0), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p + 4999, 1), SIGSEGV));
 	ck_assert_int_eq(secbuf_protect(p, SECBUF_READONLY), 0);
-	ck_assert(sbt_exited_ok(poke_status(p + 4999, 0)));
-	ck_assert(sbt_signalled(poke_status(p, 1), SIGSEGV));
+	ck_assert(sbt_exited_ok(sbt_poke(p + 4999, 0)));
+	ck_assert(sbt_signalled(sbt_poke(p, 1), SIGSEGV));
 	ck_assert_uint_eq(p[0], 7);
 	ck_assert_int_eq(secbuf_protect(p, SECBUF_READWRITE), 0);
-	ck_assert(sbt_exited_ok(poke_status(p, 1)));
+	ck_assert(sbt_exited_ok(sbt_poke(p, 1)));
 	p[4999] = 1;
 	errno = 0;
 	ck_assert_int_eq(secbuf_protect(p, 3), -1);

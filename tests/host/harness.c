@@ -293,6 +293,46 @@ static void exec_self(void *arg)
 	_exit(127);
 }
 
+int sbt_kernel_names_lf(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char flags[256] = "";
+	long rss, locked;
+	int named = -1;
+	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	if (mlock2(p, page, MLOCK_ONFAULT) == 0 &&
+	    sbt_smaps(p, &rss, &locked, flags, sizeof(flags)) == 0)
+		named = !!strstr(flags, " lf ");
+	munmap(p, page);
+	return named;
+}
+
+struct poke {
+	volatile unsigned char *at;
+	int write;
+};
+
+static void do_poke(void *arg)
+{
+	struct poke *pk = arg;
+
+	if (pk->write)
+		*pk->at = 1;
+	else
+		(void)*pk->at;
+}
+
+int sbt_poke(void *at, int write)
+{
+	struct poke pk = { at, write };
+	char msg[512];
+
+	return sbt_child(do_poke, &pk, msg, sizeof(msg));
+}
+
 int sbt_run_self(const struct sbt_self *se, char *msg, size_t len)
 {
 	return sbt_child(exec_self, (void *)se, msg, len);

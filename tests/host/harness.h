@@ -98,6 +98,10 @@ int sbt_exited_ok(int status);
  * status; the child's stderr is copied to msg.
  */
 int sbt_child(void (*fn)(void *), void *arg, char *msg, size_t len);
+/* Whether smaps names VM_LOCKONFAULT "lf" (stock 6.1 prints "??"); -1: unknown. */
+int sbt_kernel_names_lf(void);
+/* Read (write = 0) or write one byte at in a child: its wait status. */
+int sbt_poke(void *at, int write);
 
 /*
  * Run this test binary again as "PROG mode" in a fresh process (a fresh

@@ -53,29 +53,6 @@ static int shim_locks(void)
 	       sbt_method() == SECBUF_LOCK_MLOCK2_ONFAULT;
 }
 
-struct poke {
-	volatile unsigned char *at;
-	int write;
-};
-
-static void do_poke(void *arg)
-{
-	struct poke *pk = arg;
-
-	if (pk->write)
-		*pk->at = 1;
-	else
-		(void)*pk->at;
-}
-
-static int poke(void *at, int write)
-{
-	struct poke pk = { at, write };
-	char msg[256];
-
-	return sbt_child(do_poke, &pk, msg, sizeof(msg));
-}
-
 START_TEST(preload_in_effect)
 {
 	void *seen = dlsym(RTLD_DEFAULT, "sodium_malloc");
@@ -100,11 +77,11 @@ START_TEST(last_byte_flush_against_guard)
 		ck_assert_msg(((uintptr_t)p + sizes[i]) % sbt_page() == 0,
 			      "size %zu: end %p is not at a page boundary", sizes[i],
 			      (void *)(p + sizes[i]));
-		ck_assert(sbt_exited_ok(poke(p, 1)));
-		ck_assert(sbt_exited_ok(poke(p + sizes[i] - 1, 1)));
-		ck_assert_msg(sbt_signalled(poke(p + sizes[i], 0), SIGSEGV),
+		ck_assert(sbt_exited_ok(sbt_poke(p, 1)));
+		ck_assert(sbt_exited_ok(sbt_poke(p + sizes[i] - 1, 1)));
+		ck_assert_msg(sbt_signalled(sbt_poke(p + sizes[i], 0), SIGSEGV),
 			      "reading one byte past size %zu did not fault", sizes[i]);
-		ck_assert_msg(sbt_signalled(poke(p + sizes[i], 1), SIGSEGV),
+		ck_assert_msg(sbt_signalled(sbt_poke(p + sizes[i], 1), SIGSEGV),
 			      "writing one byte past size %zu did not fault", sizes[i]);
 		sodium_free(p);
 	}
@@ -171,9 +148,9 @@ START_TEST(protection_and_free_at_any_protection)
 	memset(p, 0x42, 5000);
 	ck_assert_int_eq(sodium_mprotect_readonly(p), 0);
 	ck_assert_int_eq(p[4999], 0x42);
-	ck_assert(sbt_signalled(poke(p, 1), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p, 1), SIGSEGV));
 	ck_assert_int_eq(sodium_mprotect_noaccess(p), 0);
-	ck_assert(sbt_signalled(poke(p, 0), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p, 0), SIGSEGV));
 	ck_assert_int_eq(sodium_mprotect_readwrite(p), 0);
 	p[0] = 1;
 	ck_assert_int_eq(sodium_mprotect_readonly(p), 0);
@@ -364,7 +341,7 @@ START_TEST(real_libsodium_pointers_go_to_libsodium)
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(p[0], 0xdb);	/* libsodium's fill: it is theirs */
 	ck_assert_int_eq(sodium_mprotect_readonly(p), 0);
-	ck_assert(sbt_signalled(poke(p, 1), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p, 1), SIGSEGV));
 	ck_assert_int_eq(sodium_mprotect_readwrite(p), 0);
 	p[0] = 1;
 	sodium_free(p);
