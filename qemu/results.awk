@@ -3,7 +3,8 @@
 # Inputs, in order: the suite manifest (expected test names), the guest's
 # result port log (TAP between SECBUF-BEGIN/END markers), the kernel console
 # log, and optionally the --post script's TAP output.  The run fails when a
-# test fails, a result is missing, or the console shows a kernel bug.
+# test fails, a result is missing (a test or, against its TAP plan, a
+# result of one), or the console shows a kernel bug.
 #
 # usage: awk -v suite=NAME -v only=TEST -v report=FILE -f results.awk \
 #            MANIFEST tests.log console.log [post.log]
@@ -26,6 +27,10 @@ function tap(t, line,    desc) {
 		else
 			emit("PASS", suite "/" t ": " desc)
 		taps[t]++
+	} else if (line ~ /^1\.\.[0-9]+/) {
+		split(line, plan_n, /[. ]+/)
+		plans[t] += plan_n[2]
+		planned[t] = 1
 	} else if (line ~ /^# REPORT:/) {
 		sub(/^# REPORT: ?/, "", line)
 		print suite "/" t ": " line >> report
@@ -81,6 +86,9 @@ END {
 		} else if (!taps[t]) {
 			emit("PASS", suite "/" t ": exit status 0 (no TAP)")
 		}
+		# A program that stopped early may exit 0 with fewer results than planned.
+		if (ended[t] && planned[t] && plans[t] != taps[t])
+			emit("FAIL", suite "/" t ": " taps[t] " results for a plan of " plans[t])
 	}
 	if (ARGC > 4 && !taps["post"])
 		emit("FAIL", suite "/post: host post-processing printed no result")
