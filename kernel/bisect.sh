@@ -1,10 +1,10 @@
 #!/bin/bash
 # Prove the series of kernel/patches/KVER bisectable: in one pristine tree
-# (build/kernel/KVER/bisect), apply its patches one at a time, exactly as
+# (KVER/bisect in the kernel cache), apply its patches one at a time, exactly as
 # kernel/build.sh does, and build bzImage after each, with the .config of
 # the patched kernel (kernel/build.sh patched KVER makes it).  The
 # selftests of the series are compiled too once they exist.  One TAP line
-# per patch; logs in build/kernel/KVER/bisect-logs.
+# per patch; logs in KVER/bisect-logs there.
 #
 # usage: kernel/bisect.sh [KVER]     KVER: 6.1 (default) or 6.12
 set -euo pipefail
@@ -22,7 +22,7 @@ config=$("$top/kernel/build.sh" patched "$kver")/.config
 mapfile -t patches < <(series_patches)
 
 # Same lock as kernel/build.sh: one kernel build at a time.
-exec 9>"$top/build/kernel/.lock"
+exec 9>"$kcache/.lock"
 flock 9
 
 # Warnings of the pristine tree, keyed without line numbers, so that only

@@ -2,9 +2,9 @@
 # Build the guest kernel: unpack Debian's linux-source-KVER, apply the series
 # of kernel/patches/KVER (patched) or not (stock), configure tinyconfig +
 # kernel/config/*.config (+ kernel/config/KVER/*.config, options only that
-# version has) and build bzImage.  Trees are cached under
-# build/kernel/KVER/ by a hash of everything that goes into them, so an
-# unchanged rebuild is a lookup.
+# version has) and build bzImage.  Trees are cached outside the clone
+# (~/.cache/secbuf/kernel/KVER/, see common.sh) by a hash of everything that
+# goes into them, so an unchanged rebuild, in any clone, is a lookup.
 #
 # usage: kernel/build.sh patched|stock [KVER]   KVER: 6.1 (default) or 6.12
 #        kernel/build.sh patched-KVER|stock-KVER  the names tests/guest/suites uses
@@ -56,7 +56,7 @@ fi
 
 # One build at a time, of any version: two cores cannot take more, and
 # trees must not race.
-exec 9>"$top/build/kernel/.lock"
+exec 9>"$kcache/.lock"
 flock 9
 if [ -f "$tree/.secbuf-built" ]; then
 	ln -sfn "$(basename "$tree")" "$out/$variant"
@@ -119,7 +119,9 @@ make -C "$tree" -s headers_install INSTALL_HDR_PATH="$tree/usr" >>"$log" 2>&1 ||
 
 touch "$tree/.secbuf-built"
 ln -sfn "$(basename "$tree")" "$out/$variant"
-# A tree is ~1 GiB; keep only the current one of each variant.
-find "$out" -maxdepth 1 -name "$variant-*" ! -name "$(basename "$tree")" -exec rm -rf {} +
+# A tree is ~1 GiB; keep the two newest of each variant, so that two
+# clones (a branch and main) do not evict each other's on every run.
+find "$out" -maxdepth 1 -name "$variant-*" -printf '%T@ %p\n' | sort -rn | tail -n +3 |
+	cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
 stage "done in $((SECONDS - t0)) s"
 echo "$tree"

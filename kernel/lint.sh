@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run scripts/checkpatch.pl --strict over every patch of the series of
 # kernel/patches/KVER, with the checkpatch of that version, in a pristine
-# linux-source-KVER tree (unpacked once into build/kernel/KVER/lint).
+# linux-source-KVER tree (unpacked once into the kernel cache).
 # Prints one TAP line per patch and exits non-zero on any error, warning
 # or check.
 #
