@@ -7,7 +7,7 @@ LIBSECBUF := $(TOP)/build/lib/libsecbuf.a
 LIBKFACTS := $(TOP)/build/lib/libkfacts.a
 KFACTS_CPPFLAGS := -I$(TOP)/libsecbuf/kfacts
 LIBSECBUF_SOURCES := $(TOP)/include/secbuf.h $(wildcard $(TOP)/libsecbuf/*.[ch]) \
-		     $(wildcard $(TOP)/libsecbuf/kfacts/*.[ch]) \
+		     $(wildcard $(TOP)/libsecbuf/*/*.[ch]) \
 		     $(TOP)/libsecbuf/Makefile $(TOP)/mk/common.mk
 
 # Not the including Makefile's default goal: that stays its first own target.

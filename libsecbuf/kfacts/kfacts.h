@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../abi.h"	/* MAP_LOCKONFAULT, MLOCK_*, __NR_munlock2 */
+#include "../os/abi.h" /* MAP_LOCKONFAULT, MLOCK_*, __NR_munlock2 */
 
 /*
  * Whether the running kernel has the lock-on-fault series: a lock-on-fault

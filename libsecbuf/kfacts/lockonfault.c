@@ -2,7 +2,7 @@
 /* Whether the kernel has the lock-on-fault series, by libsecbuf's proof. */
 #include <unistd.h>
 #include "kfacts.h"
-#include "../internal.h"
+#include "os/os.h"
 
 bool lockonfault_series(void)
 {

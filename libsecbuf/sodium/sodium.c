@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "internal.h"
+#include "init.h"
 
 static int strict = -1;		/* SECBUF_STRICT=1: a refused lock is an error */
 static int warned;		/* the one warning about unlocked memory was printed */
@@ -75,7 +75,7 @@ void *sodium_malloc(size_t size)
 	void *p;
 
 	sb_enter(__func__);
-	p = sb_alloc_guarded(size, alloc_flags(), 1, &method);
+	p = sb_ready() < 0 ? NULL : sb_alloc_guarded(size, alloc_flags(), 1, &method);
 	if (p) {
 		if (method == SECBUF_LOCK_NONE)
 			warn_unlocked();

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
-#include "internal.h"
+#include "core/core.h"
 #include "kfacts.h"
 #include "tests.h"
 

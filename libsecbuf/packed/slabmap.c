@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "slab.h"
 
 struct sb_slab **sb_slabmap[SB_SLABMAP_TOP];
 
@@ -28,8 +28,8 @@ static struct sb_slab **leaf_of(uintptr_t block)
 
 	if (leaf)
 		return leaf;
-	leaf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	leaf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
 	if (leaf == MAP_FAILED)
 		return NULL;
 	if (sb_name_range(leaf, len, "secbuf-meta") < 0) {

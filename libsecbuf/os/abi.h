@@ -10,18 +10,18 @@
 #include <sys/syscall.h>
 
 #ifndef MAP_LOCKONFAULT
-#define MAP_LOCKONFAULT	0x400000
+#define MAP_LOCKONFAULT 0x400000
 #endif
 #ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT	0x01
+#define MLOCK_ONFAULT 0x01
 #endif
 #ifndef MLOCK_LOCKED
-#define MLOCK_LOCKED	0x02
+#define MLOCK_LOCKED 0x02
 #endif
 /* Kept far above mainline's numbers by the series (syscall_64.tbl). */
 #ifndef __NR_munlock2
-#define __NR_munlock2		900
-#define __NR_munlockall2	901
+#define __NR_munlock2	 900
+#define __NR_munlockall2 901
 #endif
 
 #endif

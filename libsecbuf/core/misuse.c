@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
+#include "core.h"
 
 void sb_misuse(const char *fmt, ...)
 {
@@ -18,12 +18,12 @@ void sb_misuse(const char *fmt, ...)
 		     (int)getpid());
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		n = 0;
-	errno = err;	/* for %m */
+	errno = err; /* for %m */
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
 	va_end(ap);
 	strcat(msg, "\n");
 	/* write(2), not stdio: the heap may be what is corrupted. */
-	(void)!write(STDERR_FILENO, msg, strlen(msg));	/* aborting either way */
+	(void)!write(STDERR_FILENO, msg, strlen(msg)); /* aborting either way */
 	abort();
 }

@@ -6,21 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include "abi.h"
-#include "internal.h"
-
-#ifndef MADV_WIPEONFORK
-#define MADV_WIPEONFORK 18
-#endif
-#ifndef PR_SET_VMA
-#define PR_SET_VMA 0x53564d41
-#endif
-#ifndef PR_SET_VMA_ANON_NAME
-#define PR_SET_VMA_ANON_NAME 0
-#endif
+#include "os/abi.h"
+#include "guarded.h"
 
 int sb_region_method(unsigned flags)
 {
@@ -37,22 +24,6 @@ int sb_region_method(unsigned flags)
 		return -1;
 	}
 	return m;
-}
-
-/*
- * MAP_LOCKONFAULT buffers were locked by mmap itself.  Raw syscalls: the
- * sanitizer runtimes turn mlock()/munlock() into no-ops.
- */
-static int lock_data(const struct sb_region *r)
-{
-	switch (r->method) {
-	case SECBUF_LOCK_MLOCK2_ONFAULT:
-		return syscall(SYS_mlock2, r->data, r->data_len, MLOCK_ONFAULT);
-	case SECBUF_LOCK_MLOCK:
-		return syscall(SYS_mlock, r->data, r->data_len);
-	default:
-		return 0;
-	}
 }
 
 /*
@@ -83,41 +54,13 @@ static int map_data(struct sb_region *r, unsigned flags)
  */
 static int lock_mapped(struct sb_region *r, unsigned flags)
 {
-	if (lock_data(r) == 0)
+	if (sb_lock_range(r->data, r->data_len, r->method) == 0)
 		return 0;
 	if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
 		return -1;
-	/* mlock may have locked part of the range before failing. */
-	if (syscall(SYS_munlock, r->data, r->data_len) < 0)
+	if (sb_unlock_range(r->data, r->data_len) < 0)
 		return -1;
 	r->method = SECBUF_LOCK_NONE;
-	return 0;
-}
-
-int sb_advise_secret(void *start, size_t len)
-{
-	int dropped = 0;
-
-	if (madvise(start, len, MADV_DONTDUMP) < 0)
-		return -1;
-	/* A forked child sees zeros; before 4.14 it sees nothing at all. */
-	if (madvise(start, len, MADV_WIPEONFORK) < 0) {
-		if (errno != EINVAL || madvise(start, len, MADV_DONTFORK) < 0)
-			return -1;
-		dropped = 1;
-	}
-	/* A huge page would make one touch lock 2 MiB; EINVAL: no THP here. */
-	if (madvise(start, len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
-		return -1;
-	return dropped;
-}
-
-int sb_name_range(void *start, size_t len, const char *name)
-{
-	/* EINVAL: kernel built without CONFIG_ANON_VMA_NAME. */
-	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)start, len,
-		  (unsigned long)name) < 0 && errno != EINVAL)
-		return -1;
 	return 0;
 }
 
@@ -143,8 +86,8 @@ static unsigned char *reserve(size_t map_len, size_t align)
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
-	p = mmap(NULL, map_len + extra, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = mmap(NULL, map_len + extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		 0);
 	if (p == MAP_FAILED) {
 		/* All else is constant, so EINVAL is about the length (valgrind). */
 		if (errno == EINVAL)
@@ -166,8 +109,7 @@ static unsigned char *reserve(size_t map_len, size_t align)
  * allocation would briefly need two VMAs more than it keeps, and a free
  * at vm.max_map_count would not make room for the next allocation.
  */
-int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method,
-		  unsigned flags)
+int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method, unsigned flags)
 {
 	const struct sb_caps *caps = sb_caps();
 

@@ -7,7 +7,7 @@
  * canary, including a later buffer at the same address.
  */
 #include <string.h>
-#include "internal.h"
+#include "guarded.h"
 
 static void canary_bytes(const struct sb_meta *m, unsigned char out[SB_CANARY_SIZE])
 {
@@ -47,10 +47,12 @@ void sb_canary_check(const struct sb_meta *m, const char *fn)
 	canary_bytes(m, c);
 	if (memcmp(m->user - SB_CANARY_SIZE, c, SB_CANARY_SIZE) != 0)
 		sb_misuse("%s(%p): canary in front of the buffer is corrupted "
-			  "(buffer underflow)", fn, (void *)m->user);
+			  "(buffer underflow)",
+			  fn, (void *)m->user);
 	for (i = 0; i < tail_len(m); i++)
 		if (tail[i] != c[i % SB_CANARY_SIZE])
 			sb_misuse("%s(%p): padding after byte %zu is corrupted "
-				  "(buffer overflow)", fn, (void *)m->user, m->size);
+				  "(buffer overflow)",
+				  fn, (void *)m->user, m->size);
 	sb_wipe(c, sizeof(c));
 }

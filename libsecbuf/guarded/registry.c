@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "guarded.h"
 
 enum slot_state {
 	SLOT_EMPTY,

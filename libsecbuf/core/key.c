@@ -14,18 +14,17 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include "internal.h"
+#include "core.h"
 
 struct key_page {
 	uint64_t prf[2];
-	uint64_t epoch;		/* of this draw; 0 where the kernel zeroed the page */
+	uint64_t epoch; /* of this draw; 0 where the kernel zeroed the page */
 };
 
-static struct key_page *key;	/* NULL until mapped, and in children on old kernels */
-static uint64_t last_epoch;	/* inherited: a child's first draw moves past it */
-static int dropped_on_fork;	/* kernel < 4.14: children do not get the page at all */
+static struct key_page *key; /* NULL until mapped, and in children on old kernels */
+static uint64_t last_epoch;  /* inherited: a child's first draw moves past it */
+static int dropped_on_fork;  /* kernel < 4.14: children do not get the page at all */
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int map_key_page(void)
@@ -34,8 +33,7 @@ static int map_key_page(void)
 	unsigned char *base;
 	int ret, err;
 
-	base = mmap(NULL, 3 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		    -1, 0);
+	base = mmap(NULL, 3 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -1;
 	ret = mprotect(base + page, page, PROT_READ | PROT_WRITE);
@@ -63,7 +61,7 @@ static int map_key_page(void)
  */
 static int lock_key_page(void)
 {
-	if (syscall(SYS_mlock, key, sizeof(*key)) == 0 || sb_lock_refused(errno))
+	if (sb_lock_range(key, sizeof(*key), SECBUF_LOCK_MLOCK) == 0 || sb_lock_refused(errno))
 		return 0;
 	return -1;
 }
@@ -125,7 +123,7 @@ uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n)
 	for (i = 0; i < n; i++)
 		sb_siphash_word(&s, w[i]);
 	out = sb_siphash_final(&s);
-	sb_wipe(&s, sizeof(s));	/* run backwards, it would give the key */
+	sb_wipe(&s, sizeof(s)); /* run backwards, it would give the key */
 	return out;
 }
 

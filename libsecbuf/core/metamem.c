@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "core.h"
 
 #define CHUNK_BLOCKS 32
 
@@ -21,7 +21,7 @@ struct free_block {
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct free_block *recycled[SB_META_KINDS];
-static unsigned char *chunk;	/* blocks not handed out yet: [chunk, chunk_end) */
+static unsigned char *chunk; /* blocks not handed out yet: [chunk, chunk_end) */
 static unsigned char *chunk_end;
 
 static int new_chunk(void)

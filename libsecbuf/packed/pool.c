@@ -11,17 +11,16 @@
  * used in the child is still recognised and named.
  */
 #include <pthread.h>
-#include "internal.h"
+#include "slab.h"
 
 struct pool {
 	pthread_mutex_t lock;
-	uint64_t epoch;		/* of the key its slabs were made under */
-	struct sb_slab *head, *tail;	/* slabs with slots to hand out */
+	uint64_t epoch;		     /* of the key its slabs were made under */
+	struct sb_slab *head, *tail; /* slabs with slots to hand out */
 };
 
 static struct pool pools[SB_KINDS][SB_CLASSES] = {
-	[0 ... SB_KINDS - 1] = { [0 ... SB_CLASSES - 1] = {
-		.lock = PTHREAD_MUTEX_INITIALIZER } }
+	[0 ... SB_KINDS - 1] = { [0 ... SB_CLASSES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER } }
 };
 
 static void forget_slabs(struct pool *pl)
@@ -99,8 +98,8 @@ void sb_pool_give(enum sb_pool_kind kind, unsigned int cls, void *const *slots, 
 
 	for (k = 0; k < n; k++) {
 		struct sb_slab *s = sb_slab_of(slots[k]);
-		int empty = sb_slab_give(s, sb_slab_index(s, (uintptr_t)slots[k] -
-							  sb_slab_first(slots[k])));
+		int empty = sb_slab_give(
+			s, sb_slab_index(s, (uintptr_t)slots[k] - sb_slab_first(slots[k])));
 
 		if (!s->listed)
 			link_tail(pl, s);

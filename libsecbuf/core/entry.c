@@ -4,7 +4,7 @@
  * interrupted another call in the same thread would deadlock on the
  * registry lock, or worse, so it aborts with a message instead.
  */
-#include "internal.h"
+#include "core.h"
 
 __thread const char *sb_running_call __attribute__((tls_model("initial-exec")));
 

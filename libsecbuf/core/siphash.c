@@ -13,7 +13,7 @@
  * key it started from.  A caller with a secret key wipes it (sb_prf does).
  */
 #include <string.h>
-#include "internal.h"
+#include "core.h"
 
 static uint64_t rotl(uint64_t x, unsigned int b)
 {

@@ -1,7 +1,7 @@
-/* Wiping: a zeroing the compiler cannot drop, applied to resident pages only. */
+/* Wiping: a zeroing the compiler cannot drop. */
 #include <stdint.h>
 #include <string.h>
-#include "internal.h"
+#include "core.h"
 
 void sb_wipe(void *p, size_t len)
 {
@@ -25,14 +25,8 @@ static int page_is_zero(const void *page, size_t len)
  * A page only ever read is resident as the shared zero page: writing it
  * would fault in (and lock) a fresh page, so zero pages are left alone.
  */
-static void wipe_page(void *page, size_t len)
+void sb_wipe_page(void *page, size_t len)
 {
 	if (!page_is_zero(page, len))
 		sb_wipe(page, len);
-}
-
-/* Pages never touched are not resident and hold nothing: skip them. */
-int sb_wipe_resident(unsigned char *start, size_t len)
-{
-	return sb_resident_walk(start, len, wipe_page, NULL);
 }

@@ -1,14 +1,14 @@
 /*
  * Slabs: making one (an aligned region, locked or not, its metadata and
  * guard keys), handing its slots out and taking them back, and tearing it
- * down once empty.  The layout is in internal.h.  Callers hold the lock
+ * down once empty.  The layout is in slab.h.  Callers hold the lock
  * of the slab's pool, except for making one.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "slab.h"
 
 static unsigned char *slot_at(const struct sb_slab *s, unsigned int i)
 {
@@ -43,7 +43,7 @@ static void draw_guard_keys(struct sb_slab *s)
 		in[2] = i;
 		s->guard_key[i] = sb_prf(SB_PRF_GUARD, in, 3);
 	}
-	s->guard_key[1] |= 1;	/* multipliers: odd, so that the mix is a bijection */
+	s->guard_key[1] |= 1; /* multipliers: odd, so that the mix is a bijection */
 	s->guard_key[2] |= 1;
 }
 

@@ -1,6 +1,7 @@
 /*
  * Kernel capability probe and SECBUF_LOCK: done once per process
- * (pthread_once), then read-only.
+ * (pthread_once), then read-only.  It decides the method and nothing
+ * else; init.c wires up the rest of the library after it.
  *
  * A feature counts as present only when a call that uses it succeeds
  * (prove.c).  What an error does tell is why a lock cannot be had: that
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
+#include "os.h"
 
 static struct sb_caps caps;
 size_t sb_pagesize;
@@ -74,11 +75,7 @@ static void caps_init(void)
 	sb_pagesize = caps.page;
 	probe_kernel();
 	caps.method = force && *force ? forced_method(force) : default_method();
-	caps.err = caps.method < 0 ? errno : sb_fork_init();
-	if (!caps.err && sb_key_ready() < 0)
-		caps.err = errno;
-	if (caps.err)
-		caps.method = -1;
+	caps.err = caps.method < 0 ? errno : 0;
 	errno = saved;
 }
 
@@ -86,31 +83,6 @@ const struct sb_caps *sb_caps(void)
 {
 	pthread_once(&caps_once, caps_init);
 	return &caps;
-}
-
-int sb_ready(void)
-{
-	const struct sb_caps *c = sb_caps();
-
-	if (c->method < 0) {
-		errno = c->err;
-		return -1;
-	}
-	/* A forked child draws its own key on its first allocation. */
-	return sb_key_ready();
-}
-
-SB_API
-int secbuf_lock_method(void)
-{
-	const struct sb_caps *c;
-	int saved = errno;
-
-	sb_enter(__func__);
-	c = sb_caps();
-	errno = c->method < 0 ? c->err : saved;
-	sb_leave();
-	return c->method;
 }
 
 SB_API

@@ -1,8 +1,8 @@
 /*
  * Packed secrets (SECBUF_PACKED): small secrets that share locked slab
  * pages.  The fast path takes no lock and makes no system call: a thread
- * allocates from and frees into its own bin of free slots (thread.c),
- * and goes to the pool only for a batch (pool.c).  What makes a slot a
+ * allocates from and frees into its own bin of free slots, and goes to
+ * the pool only for a batch (pool.c).  What makes a slot a
  * live secret is one bit in its slab's live bitmap, set and cleared
  * atomically: of two frees of one pointer, even in two threads at once,
  * one finds the bit clear and aborts.
@@ -13,7 +13,23 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "internal.h"
+#include "slab.h"
+
+#define SB_BIN_SLOTS 64 /* free slots a thread keeps per class and kind */
+
+/*
+ * A thread's bins, in a metadata block of their own, made on its first
+ * packed allocation and given back at its exit (process/thread.c calls
+ * sb_packed_thread_exit(), which init.c registered).
+ */
+struct bins {
+	uint64_t epoch; /* key epoch of the slabs the bins hold slots of */
+	unsigned char nbin[SB_KINDS][SB_CLASSES];
+	void *bin[SB_KINDS][SB_CLASSES][SB_BIN_SLOTS]; /* LIFO: free slots */
+};
+_Static_assert(sizeof(struct bins) <= SB_META_BLOCK, "bins must fit a metadata block");
+
+static __thread struct bins *bins_self __attribute__((tls_model("initial-exec")));
 
 /* ---- pointers: which slot, and is it live ---- */
 
@@ -25,7 +41,8 @@ static int is_live(const struct sb_slab *s, unsigned int i)
 static void __attribute__((noreturn)) not_live(const void *ptr, const char *fn)
 {
 	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer, or double free "
-		  "of a packed secret)", fn, ptr);
+		  "of a packed secret)",
+		  fn, ptr);
 }
 
 /*
@@ -42,7 +59,8 @@ static unsigned int slot_of(const struct sb_slab *s, const void *ptr, const char
 	if (s->epoch != sb_key_epoch())
 		sb_misuse("%s(%p): the buffer was allocated by a parent process before "
 			  "fork(); in this process it reads as zeros and may not be used "
-			  "or freed", fn, ptr);
+			  "or freed",
+			  fn, ptr);
 	if ((uintptr_t)ptr < first || u >= (uintptr_t)s->nslots * s->stride)
 		not_live(ptr, fn);
 	i = sb_slab_index(s, u);
@@ -53,7 +71,8 @@ static unsigned int slot_of(const struct sb_slab *s, const void *ptr, const char
 		return i;
 	if (r < s->csize && is_live(s, i))
 		sb_misuse("%s(%p): foreign pointer: it points inside the live buffer %p, "
-			  "not at its start", fn, ptr, (void *)(first + (uintptr_t)i * s->stride));
+			  "not at its start",
+			  fn, ptr, (void *)(first + (uintptr_t)i * s->stride));
 	not_live(ptr, fn);
 }
 
@@ -103,38 +122,57 @@ static void check_guards(const struct sb_slab *s, unsigned int i, const unsigned
 	memcpy(back, w, SB_GUARD);
 	if (memcmp(p - SB_GUARD, front, SB_GUARD))
 		sb_misuse("%s(%p): guard bytes in front of the packed secret are corrupted "
-			  "(buffer underflow, or an overflow of the secret before it)", fn,
-			  (const void *)p);
+			  "(buffer underflow, or an overflow of the secret before it)",
+			  fn, (const void *)p);
 	for (k = size; k < s->csize; k++)
 		if (p[k] != back[k % SB_GUARD])
 			sb_misuse("%s(%p): padding after byte %zu is corrupted (buffer overflow)",
 				  fn, (const void *)p, size);
 	if (memcmp(p + s->csize, back, SB_GUARD))
 		sb_misuse("%s(%p): guard bytes after the packed secret are corrupted "
-			  "(buffer overflow)", fn, (const void *)p);
+			  "(buffer overflow)",
+			  fn, (const void *)p);
 }
 
 /* ---- the thread's bins ---- */
 
-/* The thread's state, its bins emptied if they hold slots of older slabs. */
-static struct sb_thread *thread_state(void)
+static void forget(struct bins *b)
 {
-	struct sb_thread *t = sb_thread_self;
+	memset(b->nbin, 0, sizeof(b->nbin));
+	b->epoch = 0;
+}
+
+/* The thread's state (process/) carries the exit hook that gives the bins back. */
+static struct bins *make_bins(void)
+{
+	struct bins *b;
+
+	if (!sb_thread_get() || !(b = sb_meta_get(SB_META_BINS)))
+		return NULL;
+	forget(b); /* a recycled block: the counts; the slots do not matter */
+	bins_self = b;
+	return b;
+}
+
+/* The thread's bins, emptied if they hold slots of older slabs. */
+static struct bins *thread_bins(void)
+{
+	struct bins *b = bins_self;
 	uint64_t epoch = sb_key_epoch();
 
-	if (__builtin_expect(t && t->epoch == epoch, 1))
-		return t;
-	if (!t && !(t = sb_thread_get()))
+	if (__builtin_expect(b && b->epoch == epoch, 1))
+		return b;
+	if (!b && !(b = make_bins()))
 		return NULL;
-	if (t->epoch != epoch) {
-		sb_packed_thread_forget(t);
-		t->epoch = epoch;
+	if (b->epoch != epoch) {
+		forget(b);
+		b->epoch = epoch;
 	}
-	return t;
+	return b;
 }
 
 /* A free slot of the class from the bin, refilled from the pool if empty. */
-static void *take_slot(struct sb_thread *t, enum sb_pool_kind kind, unsigned int cls)
+static void *take_slot(struct bins *t, enum sb_pool_kind kind, unsigned int cls)
 {
 	void **bin = t->bin[kind][cls], *got[SB_BIN_SLOTS];
 	int n, k;
@@ -151,7 +189,7 @@ static void *take_slot(struct sb_thread *t, enum sb_pool_kind kind, unsigned int
 	return bin[--t->nbin[kind][cls]];
 }
 
-static void *take_slot_best_effort(struct sb_thread *t, unsigned int cls)
+static void *take_slot_best_effort(struct bins *t, unsigned int cls)
 {
 	void *p;
 
@@ -167,7 +205,7 @@ static void *take_slot_best_effort(struct sb_thread *t, unsigned int cls)
 }
 
 /* The n oldest slots of a bin (its bottom) back to the pool. */
-static void flush(struct sb_thread *t, enum sb_pool_kind kind, unsigned int cls, unsigned int n)
+static void flush(struct bins *t, enum sb_pool_kind kind, unsigned int cls, unsigned int n)
 {
 	void **bin = t->bin[kind][cls];
 	unsigned int k;
@@ -178,7 +216,7 @@ static void flush(struct sb_thread *t, enum sb_pool_kind kind, unsigned int cls,
 	t->nbin[kind][cls] -= n;
 }
 
-static void put_slot(struct sb_thread *t, const struct sb_slab *s, void *p)
+static void put_slot(struct bins *t, const struct sb_slab *s, void *p)
 {
 	if (t->nbin[s->kind][s->cls] == SB_BIN_SLOTS)
 		flush(t, s->kind, s->cls, SB_BIN_SLOTS / 2);
@@ -195,12 +233,12 @@ static void put_slot(struct sb_thread *t, const struct sb_slab *s, void *p)
 void *sb_packed_alloc(size_t size, unsigned flags)
 {
 	unsigned int cls = (size - 1) / SB_CLASS_STEP, i;
-	struct sb_thread *t;
+	struct bins *t;
 	struct sb_slab *s;
 	unsigned char *p;
 	int method;
 
-	if (sb_ready() < 0 || (method = sb_region_method(flags)) < 0 || !(t = thread_state()))
+	if ((method = sb_region_method(flags)) < 0 || !(t = thread_bins()))
 		return NULL;
 	if (method == SECBUF_LOCK_NONE)
 		p = take_slot(t, SB_UNLOCKED, cls);
@@ -216,8 +254,7 @@ void *sb_packed_alloc(size_t size, unsigned flags)
 	    1ull << (i % 64))
 		sb_misuse("secbuf_alloc: internal error: packed slot %p handed out twice",
 			  (void *)p);
-	s->info[i] = size | (flags & (SECBUF_POPULATE | SECBUF_BEST_EFFORT))
-		     << SB_INFO_FLAGS_SHIFT;
+	s->info[i] = size | (flags & (SECBUF_POPULATE | SECBUF_BEST_EFFORT)) << SB_INFO_FLAGS_SHIFT;
 	if (size < s->csize)
 		fill_padding(s, i, p, size);
 	return p;
@@ -226,15 +263,15 @@ void *sb_packed_alloc(size_t size, unsigned flags)
 void sb_packed_free(struct sb_slab *s, void *ptr, const char *fn)
 {
 	unsigned int i = slot_of(s, ptr, fn);
-	struct sb_thread *t;
+	struct bins *t;
 
 	take_live(s, i, ptr, fn);
 	check_guards(s, i, ptr, s->info[i] & SB_INFO_SIZE, fn);
 	sb_wipe(ptr, s->csize);
-	t = thread_state();
+	t = thread_bins();
 	if (t)
 		put_slot(t, s, ptr);
-	else	/* no memory for this thread's state: straight back to the pool */
+	else /* no memory for this thread's state: straight back to the pool */
 		sb_pool_give(s->kind, s->cls, &ptr, 1);
 }
 
@@ -264,7 +301,7 @@ int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st, c
 		sb_pool_unlock(s);
 		not_live(ptr, fn);
 	}
-	ret = sb_resident_walk((unsigned char *)lo, hi - lo, NULL, &resident);
+	ret = sb_walk((unsigned char *)lo, hi - lo, NULL, &resident);
 	sb_pool_unlock(s);
 	if (ret < 0)
 		return -1;
@@ -279,20 +316,25 @@ int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st, c
 
 /* ---- threads and fork ---- */
 
-void sb_packed_thread_exit(struct sb_thread *t)
+void sb_packed_thread_exit(void)
 {
+	struct bins *t = bins_self;
 	unsigned int k, c;
 
-	if (t->epoch != sb_key_epoch())
+	if (!t)
 		return;
-	for (k = 0; k < SB_KINDS; k++)
-		for (c = 0; c < SB_CLASSES; c++)
-			if (t->nbin[k][c])
-				flush(t, k, c, t->nbin[k][c]);
+	if (t->epoch == sb_key_epoch())
+		for (k = 0; k < SB_KINDS; k++)
+			for (c = 0; c < SB_CLASSES; c++)
+				if (t->nbin[k][c])
+					flush(t, k, c, t->nbin[k][c]);
+	bins_self = NULL;
+	sb_meta_put(SB_META_BINS, t);
 }
 
-void sb_packed_thread_forget(struct sb_thread *t)
+/* What the bins hold belongs to the parent's slabs. */
+void sb_packed_fork_child(void)
 {
-	memset(t->nbin, 0, sizeof(t->nbin));
-	t->epoch = 0;
+	if (bins_self)
+		forget(bins_self);
 }

@@ -11,8 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "abi.h"
-#include "internal.h"
-
+#include "os.h"
 
 /*
  * MAP_SHARED_VALIDATE rejects every flag the kernel does not know with

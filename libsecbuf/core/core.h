@@ -1,0 +1,90 @@
+/*
+ * core/: what every buffer relies on.  The abort path, the guard against
+ * re-entry from signal handlers, wiping, SipHash, the per-process key and
+ * the blocks the library keeps its bookkeeping in.
+ *
+ * May use: os/.  Each part that holds a lock across fork() exports its
+ * three fork hooks; init.c hands them to process/fork.c.
+ */
+#ifndef SECBUF_CORE_H
+#define SECBUF_CORE_H
+
+#include "os/os.h"
+
+/* misuse.c: the single abort path. */
+SB_HIDDEN __attribute__((noreturn, format(printf, 1, 2))) void sb_misuse(const char *fmt, ...);
+
+/*
+ * entry.c: every public call but secbuf_lock_method_name() brackets its
+ * work with sb_enter()/sb_leave(), so that a call from a signal handler
+ * that interrupted one in the same thread aborts instead of deadlocking.
+ */
+SB_HIDDEN extern __thread const char *sb_running_call __attribute__((tls_model("initial-exec")));
+SB_HIDDEN __attribute__((noreturn)) void sb_reentered(const char *fn);
+
+static inline void sb_enter(const char *fn)
+{
+	if (sb_running_call)
+		sb_reentered(fn);
+	sb_running_call = fn;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void sb_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sb_running_call = NULL;
+}
+
+/* wipe.c: a zeroing the compiler cannot drop; a page is left alone if it reads as zeros. */
+SB_HIDDEN void sb_wipe(void *p, size_t len);
+SB_HIDDEN void sb_wipe_page(void *page, size_t len);
+
+/* siphash.c: SipHash-2-4, by bytes or by little-endian words. */
+struct sb_siphash {
+	uint64_t v[4];
+	uint64_t len;
+};
+SB_HIDDEN uint64_t sb_siphash24(const uint64_t key[2], const void *msg, size_t len);
+SB_HIDDEN void sb_siphash_init(struct sb_siphash *s, const uint64_t key[2]);
+SB_HIDDEN void sb_siphash_word(struct sb_siphash *s, uint64_t m);
+SB_HIDDEN uint64_t sb_siphash_final(struct sb_siphash *s);
+
+/*
+ * key.c: the per-process key, in a locked page that is not dumped and is
+ * zeroed in forked children, which draw their own.  sb_key_epoch() is 0
+ * until this process has drawn a key, else a number that differs from the
+ * epoch of any key drawn before (by this process or its ancestors).
+ */
+/* Domain separation: one PRF, several uses. */
+enum sb_prf_use {
+	SB_PRF_CANARY = 1,
+	SB_PRF_CHECK,
+	SB_PRF_SLOT,
+	SB_PRF_GUARD, /* a slab's guard-byte keys */
+};
+SB_HIDDEN int sb_key_ready(void);
+SB_HIDDEN uint64_t sb_key_epoch(void);
+SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
+SB_HIDDEN void sb_key_fork_prepare(void);
+SB_HIDDEN void sb_key_fork_parent(void);
+SB_HIDDEN void sb_key_fork_child(void);
+
+/*
+ * metamem.c: fixed-size blocks for the library's bookkeeping, outside the
+ * malloc heap and core dumps; recycled per kind, never unmapped.
+ */
+#define SB_META_BLOCK (40 * 1024)
+enum sb_meta_kind {
+	SB_META_THREAD, /* process/thread.c */
+	SB_META_BINS,	/* packed/packed.c: a thread's free slots */
+	SB_META_SLAB,	/* packed/slab.c */
+	SB_META_KINDS
+};
+SB_HIDDEN void *sb_meta_get(enum sb_meta_kind kind); /* NULL, errno ENOMEM */
+SB_HIDDEN void sb_meta_put(enum sb_meta_kind kind, void *block);
+SB_HIDDEN void sb_meta_fork_prepare(void);
+SB_HIDDEN void sb_meta_fork_parent(void);
+SB_HIDDEN void sb_meta_fork_child(void);
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * The top of libsecbuf: init.c wires the parts together, secbuf.c and
+ * sodium/ are the APIs on them.
+ *
+ * May use: every part (packed/, guarded/, process/, core/, os/).
+ */
+#ifndef SECBUF_INIT_H
+#define SECBUF_INIT_H
+
+#include "packed/packed.h"
+
+/*
+ * Before anything new is made: the probe, the fork and thread-exit hooks
+ * once per process, and the key once per process and per forked child.
+ * 0, or -1 with errno (no lock method, no key).
+ */
+SB_HIDDEN int sb_ready(void);
+
+#endif

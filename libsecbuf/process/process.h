@@ -1,0 +1,51 @@
+/*
+ * process/: the life of threads and of the process around fork().  Per-
+ * thread state with exit hooks, the atfork handlers, and walks of resident
+ * pages with the thread's vector.  It knows no part above it by name: the
+ * parts' hooks are handed to it (init.c), as the kernel's mm core takes
+ * callbacks from its users.
+ *
+ * May use: core/, os/.
+ */
+#ifndef SECBUF_PROCESS_H
+#define SECBUF_PROCESS_H
+
+#include "core/core.h"
+
+/* thread.c: per-thread state, made on first need, given back at thread exit. */
+#define SB_WALK_VEC (16 * 1024) /* pages per mincore call: 64 MiB of 4 KiB pages */
+struct sb_thread {
+	unsigned char walk_vec[SB_WALK_VEC];
+	int walk_ready; /* walk_vec is resident */
+};
+SB_HIDDEN struct sb_thread *sb_thread_get(void); /* NULL and errno on failure */
+/*
+ * Run fn in each thread that exits after sb_thread_get() made its state,
+ * before that state is given back.  Called once per hook, from init.c.
+ */
+SB_HIDDEN int sb_thread_on_exit(void (*fn)(void));
+
+/*
+ * fork.c: every part's lock is taken before fork() and released on both
+ * sides.  Hooks run in the order given before fork(), and in the reverse
+ * order after it; a hook may be NULL.
+ */
+struct sb_fork_hooks {
+	void (*prepare)(void);
+	void (*parent)(void);
+	void (*child)(void);
+};
+SB_HIDDEN int sb_fork_init(const struct sb_fork_hooks *hooks, size_t n); /* 0, or -1 errno */
+
+/*
+ * walk.c: walk the resident pages of a range (os/resident.c) with the
+ * thread's vector for long ranges, so a walk faults nothing in.
+ * sb_walk_prepare(), called when a large buffer is made, makes the vector
+ * resident beforehand.  Pages never touched are not resident and hold
+ * nothing: sb_wipe_resident() wipes the others.
+ */
+SB_HIDDEN int sb_walk(unsigned char *start, size_t len, sb_page_fn fn, size_t *count);
+SB_HIDDEN void sb_walk_prepare(size_t len);
+SB_HIDDEN int sb_wipe_resident(unsigned char *start, size_t len);
+
+#endif
