@@ -52,6 +52,7 @@ SB_HIDDEN void sb_canary_check(const struct sb_meta *m, const char *fn);
  * registry.c: live buffers by user pointer.  Lookups abort on a pointer
  * that is not a live buffer, naming what it is instead.  A pinned entry
  * keeps its mapping: sb_registry_take() waits until every pin is gone.
+ * The table grows at half full and shrinks at an eighth.
  */
 SB_HIDDEN int sb_registry_add(struct sb_meta *m);
 SB_HIDDEN void sb_registry_get(const void *user, struct sb_meta *out, const char *fn);

@@ -10,6 +10,9 @@
  * so that such a call never acts on an address the kernel has since given
  * to someone else.
  *
+ * The table grows at half full and shrinks at an eighth, so that the
+ * memory of a burst of buffers comes back once they are freed.
+ *
  * After fork() the child's table of the parent's buffers is set aside,
  * never searched by slot again (the child has a new key) but kept to name
  * an inherited buffer when the child touches one.
@@ -23,7 +26,7 @@
 enum slot_state {
 	SLOT_EMPTY,
 	SLOT_LIVE,
-	SLOT_DYING,	/* being freed: waits for its pins */
+	SLOT_DYING, /* being freed: waits for its pins */
 };
 
 struct slot {
@@ -33,24 +36,27 @@ struct slot {
 };
 
 struct table {
-	struct table *older;	/* set-aside tables of earlier processes, newest first */
-	uint64_t epoch;		/* of the key its slots were placed with */
-	size_t cap, used;	/* used: live and dying */
+	struct table *older; /* set-aside tables of earlier processes, newest first */
+	uint64_t epoch;	     /* of the key its slots were placed with */
+	size_t cap, used;    /* used: live and dying */
 	struct slot slot[];
 };
+
+#define MIN_SLOTS 64
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 static struct table *cur;	/* this process's buffers */
-static struct table *inherited;	/* buffers of the processes this one was forked from */
+static struct table *inherited; /* buffers of the processes this one was forked from */
 
 static uint64_t check_value(const struct sb_meta *m)
 {
 	const uint64_t w[] = {
-		(uintptr_t)m->user, m->size, m->flags,
-		(uintptr_t)m->region.base, m->region.map_len,
-		(uintptr_t)m->region.data, m->region.data_len,
-		(uint64_t)m->region.method, m->serial,
+		(uintptr_t)m->user, m->size,
+		m->flags,	    (uintptr_t)m->region.base,
+		m->region.map_len,  (uintptr_t)m->region.data,
+		m->region.data_len, (uint64_t)m->region.method,
+		m->serial,
 	};
 
 	return sb_prf(SB_PRF_CHECK, w, sizeof(w) / sizeof(w[0]));
@@ -130,14 +136,15 @@ static void remove_slot(struct table *t, struct slot *s)
 	t->used--;
 }
 
-/* Keep the table at most half full; it grows with the live buffers only. */
-static int make_room(void)
+/*
+ * Move every entry into a table of cap slots.  Without memory the old
+ * table stays: -1 matters only when it must grow.
+ */
+static int resize(size_t cap)
 {
-	size_t cap = cur ? cur->cap * 2 : 64, i;
 	struct table *t;
+	size_t i;
 
-	if (cur && (cur->used + 1) * 2 <= cur->cap)
-		return 0;
 	if (cap > (SIZE_MAX - sizeof(*t)) / sizeof(t->slot[0]))
 		return -1;
 	t = calloc(1, sizeof(*t) + cap * sizeof(t->slot[0]));
@@ -154,6 +161,25 @@ static int make_room(void)
 	}
 	cur = t;
 	return 0;
+}
+
+/* Keep the table at most half full. */
+static int make_room(void)
+{
+	if (cur && (cur->used + 1) * 2 <= cur->cap)
+		return 0;
+	return resize(cur ? cur->cap * 2 : MIN_SLOTS);
+}
+
+/*
+ * After a burst, give the memory back: halve the table once it is an
+ * eighth full.  It is then a quarter full, so a buffer made and freed
+ * at the boundary does not make it grow and shrink each time.
+ */
+static void maybe_shrink(void)
+{
+	if (cur->cap > MIN_SLOTS && cur->used * 8 <= cur->cap)
+		(void)resize(cur->cap / 2); /* no memory: keep the larger table */
 }
 
 int sb_registry_add(struct sb_meta *m)
@@ -200,8 +226,8 @@ static const struct slot *inherited_holder(const void *p)
 }
 
 /* Say what user is, since it is not a live buffer, and abort. */
-static void __attribute__((noreturn)) not_live(const void *user, const struct slot *s,
-					     const char *fn)
+static void __attribute__((noreturn))
+not_live(const void *user, const struct slot *s, const char *fn)
 {
 	const struct slot *h = s ? NULL : holder(cur, user);
 	const struct slot *old = s || h ? NULL : inherited_holder(user);
@@ -210,16 +236,18 @@ static void __attribute__((noreturn)) not_live(const void *user, const struct sl
 	unlock();
 	if (s)
 		sb_misuse("%s(%p): the buffer is being freed by another thread "
-			  "(double free)", fn, user);
+			  "(double free)",
+			  fn, user);
 	if (h)
 		sb_misuse("%s(%p): foreign pointer: it points inside the live "
-			  "buffer %p, not at its start", fn, user, start);
+			  "buffer %p, not at its start",
+			  fn, user, start);
 	if (old)
 		sb_misuse("%s(%p): the buffer %p was allocated by a parent process "
 			  "before fork(); in this process it reads as zeros and "
-			  "may not be used or freed", fn, user, start);
-	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer or double free)",
-		  fn, user);
+			  "may not be used or freed",
+			  fn, user, start);
+	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer or double free)", fn, user);
 }
 
 /* With the lock held: the live, intact entry of user, or abort. */
@@ -281,6 +309,7 @@ void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 		pthread_cond_wait(&unpinned, &reg_lock);
 	*out = s->m;
 	remove_slot(cur, s);
+	maybe_shrink();
 	unlock();
 }
 

@@ -4,17 +4,9 @@
 int main(int argc, char **argv)
 {
 	static const struct sbt_test *const groups[] = {
-		lock_tests,
-		probe_tests,
-		alloc_tests,
-		guard_tests,
-		wipe_cost_tests,
-		inject_tests,
-		thread_fork_tests,
-		key_tests,
-		packed_tests,
-		packed_thread_tests,
-		NULL,
+		lock_tests,	 probe_tests,	      alloc_tests,	 guard_tests,
+		wipe_cost_tests, inject_tests,	      thread_fork_tests, key_tests,
+		packed_tests,	 packed_thread_tests, burst_tests,	 NULL,
 	};
 	static const struct sbt_mode modes[] = {
 		{ "--bogus-env", bogus_env_main },

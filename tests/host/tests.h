@@ -34,6 +34,7 @@ extern const struct sbt_test probe_tests[];	/* probe-tests.c */
 extern const struct sbt_test key_tests[];	/* key-tests.c */
 extern const struct sbt_test packed_tests[];	/* packed-tests.c */
 extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
+extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */
