@@ -13,6 +13,10 @@ int main(int argc, char **argv)
 		thread_fork_tests,
 		key_tests,
 		packed_tests,
+		packed_slab_tests,
+		packed_guard_tests,
+		packed_lock_tests,
+		packed_capacity_tests,
 		packed_thread_tests,
 		NULL,
 	};
