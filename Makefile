@@ -84,7 +84,7 @@ demo-host: deps lib
 # Debian's minisign under secbuf-run in QEMU: its key locked, never in swap
 # (the minisign suite of make check, with SECBUF_LOCK=none as the control).
 demo-minisign: deps guest-image
-	@qemu/run-guest minisign
+	@tests/guest/run-suite minisign
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench

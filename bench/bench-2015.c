@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
 {
 	struct config cfg = { 256 * MiB, 1000000, 5, 5, "/tmp/bench-2015.dat",
 			      "abcdefg" };
-	int opt, test = 0, failed = 0, series, v;
+	int opt, series, v;
 	uint64_t *off;
 
 	while ((opt = getopt(argc, argv, "s:n:r:p:f:t:")) != -1) {
@@ -275,12 +276,11 @@ int main(int argc, char **argv)
 			struct stats st, sp, sl, sr;
 			int r;
 
-			test++;
 			if (!strchr("abcdefg", *s))
 				die("unknown strategy '%c'", *s);
 			if (*s == 'g' && !series) {
-				printf("ok %d 2015 %s %c %s # SKIP no lock-on-fault series in this kernel\n",
-				       test, variant, *s, strategy_desc(*s));
+				tap_skip("no lock-on-fault series in this kernel", "2015 %s %c %s",
+					 variant, *s, strategy_desc(*s));
 				record("2015 variant=%s strategy=%c skipped=no-series",
 				       variant, *s);
 				continue;
@@ -296,10 +296,9 @@ int main(int argc, char **argv)
 			/* Every strategy locks what it touches: none is a bug. */
 			if (r < cfg.runs || stats_of(lck, r).min <= 0 ||
 			    stats_of(res, r).min == 0) {
-				printf("not ok %d 2015 %s %c %s (%s)\n", test, variant,
-				       *s, strategy_desc(*s), r < cfg.runs ?
-				       "a run failed" : "nothing got locked");
-				failed++;
+				tap_check(false, "2015 %s %c %s (%s)", variant, *s,
+					  strategy_desc(*s),
+					  r < cfg.runs ? "a run failed" : "nothing got locked");
 				continue;
 			}
 			st = stats_of(setup, r);
@@ -315,13 +314,13 @@ int main(int argc, char **argv)
 			       cfg.accesses, touched, (long)(cfg.size / page_size),
 			       r, st.med, st.min, st.max, sp.med, sp.min, sp.max,
 			       sl.med, sr.med);
-			printf("ok %d 2015 %s %c %s setup %.3f ms, processing %.1f ms, locked %.0f kB resident (VmLck %.0f kB)\n",
-			       test, variant, *s, strategy_desc(*s), st.med, sp.med,
-			       sr.med, sl.med);
+			tap_check(true,
+				  "2015 %s %c %s setup %.3f ms, processing %.1f ms, "
+				  "locked %.0f kB resident (VmLck %.0f kB)",
+				  variant, *s, strategy_desc(*s), st.med, sp.med, sr.med, sl.med);
 		}
 	}
 	unlink(cfg.path);
 	free(off);
-	printf("1..%d\n", test);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -135,8 +136,7 @@ int main(int argc, char **argv)
 		int len = 0;
 
 		if (k == 4 && !patched) {
-			printf("ok %d kcost %s # SKIP no MAP_LOCKONFAULT in this kernel\n",
-			       k + 1, names[k]);
+			tap_skip("no MAP_LOCKONFAULT in this kernel", "kcost %s", names[k]);
 			continue;
 		}
 		for (r = 0; r <= runs; r++) {
@@ -152,9 +152,8 @@ int main(int argc, char **argv)
 		st = stats_of(v + 1, runs);	/* v[0] was the warm-up */
 		record("kcost test=%s unit=%s runs=%d med=%.0f min=%.0f max=%.0f samples=%s",
 		       names[k], units[k], runs, st.med, st.min, st.max, samples);
-		printf("ok %d kcost %s %.0f %s (min %.0f, max %.0f)\n", k + 1,
-		       names[k], st.med, units[k], st.min, st.max);
+		tap_check(true, "kcost %s %.0f %s (min %.0f, max %.0f)", names[k], st.med, units[k],
+			  st.min, st.max);
 	}
-	printf("1..5\n");
-	return 0;
+	return tap_done();
 }

@@ -4,9 +4,24 @@
 int main(int argc, char **argv)
 {
 	static const struct sbt_test *const groups[] = {
-		lock_tests,	 probe_tests,	      alloc_tests,	 guard_tests,
-		wipe_cost_tests, inject_tests,	      thread_fork_tests, key_tests,
-		packed_tests,	 packed_thread_tests, burst_tests,	 NULL,
+		/* clang-format off */
+		lock_tests,
+		probe_tests,
+		alloc_tests,
+		guard_tests,
+		wipe_cost_tests,
+		inject_tests,
+		thread_fork_tests,
+		key_tests,
+		packed_tests,
+		packed_slab_tests,
+		packed_guard_tests,
+		packed_lock_tests,
+		packed_capacity_tests,
+		packed_thread_tests,
+		burst_tests,
+		NULL,
+		/* clang-format on */
 	};
 	static const struct sbt_mode modes[] = {
 		{ "--bogus-env", bogus_env_main },

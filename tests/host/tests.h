@@ -15,6 +15,11 @@
 void expect_alloc_fails(size_t size, unsigned flags, int err1, int err2);
 /* SECBUF_PACKED and what makes a packed secret succeed under the method in effect. */
 unsigned packed_flags(void);
+/* Whether packed_flags() secrets are locked (mlock locks populated slabs). */
+int packed_locks(void);
+/* Run fn(arg) in a child whose stderr, printed as a "# REPORT:" line, says
+ * what it found; fails the test unless it exits 0 (packed-tests.c). */
+void run_reported(void (*fn)(void *), void *arg, const char *what);
 
 /*
  * fork() 1000 times while three threads run churn((void *)seed) as long as
@@ -33,6 +38,10 @@ extern const struct sbt_test inject_tests[];	/* inject-tests.c */
 extern const struct sbt_test probe_tests[];	/* probe-tests.c */
 extern const struct sbt_test key_tests[];	/* key-tests.c */
 extern const struct sbt_test packed_tests[];	/* packed-tests.c */
+extern const struct sbt_test packed_slab_tests[];     /* packed-slab-tests.c */
+extern const struct sbt_test packed_guard_tests[];    /* packed-guard-tests.c */
+extern const struct sbt_test packed_lock_tests[];     /* packed-lock-tests.c */
+extern const struct sbt_test packed_capacity_tests[]; /* packed-capacity-tests.c */
 extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
 extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
 

@@ -1,7 +1,7 @@
 /*
- * TAP for every C test of secbuf (host, guest, demo): numbered results, a
- * closing plan, and the "# REPORT:" / "# KEEP:" lines the host runners
- * collect.  Results read "ok N desc" or "ok N desc # SKIP why".
+ * TAP for every C test (host, guest, demo) and benchmark of secbuf: numbered
+ * results, a closing plan, and the "# REPORT:" / "# KEEP:" lines the host
+ * runners collect.  Results read "ok N desc" or "ok N desc # SKIP why".
  */
 #ifndef SECBUF_TAP_H
 #define SECBUF_TAP_H
