@@ -1,8 +1,9 @@
 /*
- * The wiring: the one place that knows every part.  The probe decides the
- * method; then the parts that hold locks across fork() are handed to
- * process/fork.c in the order the library nests those locks, the packed
- * heap's thread-exit hook to process/thread.c, and the key is drawn.
+ * The wiring: the one place that knows every part.  Once per process, the
+ * parts that hold locks across fork() are handed to process/fork.c in the
+ * order the library nests those locks, and the packed heap's thread-exit
+ * hook to process/thread.c.  Before each allocation, the probe's answer
+ * (which may still change while the lock budget is spent) and the key.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,20 +22,15 @@ static int init_err;
 
 static void init(void)
 {
-	const struct sb_caps *caps = sb_caps();
 	int saved = errno;
 
-	if (caps->method < 0)
-		init_err = caps->err;
-	else if (sb_fork_init(fork_hooks, sizeof(fork_hooks) / sizeof(fork_hooks[0])) < 0 ||
-		 sb_thread_on_exit(sb_packed_thread_exit) < 0)
-		init_err = errno;
-	else if (sb_key_ready() < 0)
+	if (sb_fork_init(fork_hooks, sizeof(fork_hooks) / sizeof(fork_hooks[0])) < 0 ||
+	    sb_thread_on_exit(sb_packed_thread_exit) < 0)
 		init_err = errno;
 	errno = saved;
 }
 
-/* The process's wiring, without the key a forked child has yet to draw. */
+/* The process's wiring, made once. */
 static int wired(void)
 {
 	pthread_once(&init_once, init);
@@ -45,21 +41,34 @@ static int wired(void)
 	return 0;
 }
 
-int sb_ready(void)
+int sb_ready(unsigned flags)
 {
+	const struct sb_caps *caps;
+
 	if (wired() < 0)
 		return -1;
+	caps = sb_caps_refresh();
+	if (caps->method < 0) {
+		errno = caps->err;
+		return -1;
+	}
 	/* A forked child draws its own key on its first allocation. */
-	return sb_key_ready();
+	if (sb_key_ready() < 0)
+		return -1;
+	/* The key that guards locked buffers is locked with them, or they are not made. */
+	if (caps->method != SECBUF_LOCK_NONE && sb_key_lock() < 0 && !(flags & SECBUF_BEST_EFFORT))
+		return -1;
+	return 0;
 }
 
+/* As an allocation would set up the process, so that the answer is the one it gets. */
 SB_API
 int secbuf_lock_method(void)
 {
 	int saved = errno, method;
 
 	sb_enter(__func__);
-	method = wired() < 0 ? -1 : sb_caps()->method;
+	method = sb_ready(SECBUF_BEST_EFFORT) < 0 ? -1 : sb_caps()->method;
 	if (method >= 0)
 		errno = saved;
 	sb_leave();

@@ -10,10 +10,11 @@
 #include "packed/packed.h"
 
 /*
- * Before anything new is made: the probe, the fork and thread-exit hooks
- * once per process, and the key once per process and per forked child.
- * 0, or -1 with errno (no lock method, no key).
+ * Before anything new is made with these flags: the fork and thread-exit
+ * hooks once per process, the probe's answer, the key once per process
+ * and per forked child, and unless best effort, the key's page locked
+ * where the method locks.  0, or -1 with errno (no lock method, no key).
  */
-SB_HIDDEN int sb_ready(void);
+SB_HIDDEN int sb_ready(unsigned flags);
 
 #endif

@@ -15,7 +15,7 @@ static void *alloc(size_t size, unsigned flags)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (sb_ready() < 0)
+	if (sb_ready(flags) < 0)
 		return NULL;
 	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
 		return sb_packed_alloc(size, flags);

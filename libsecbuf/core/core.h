@@ -64,6 +64,8 @@ enum sb_prf_use {
 	SB_PRF_GUARD, /* a slab's guard-byte keys */
 };
 SB_HIDDEN int sb_key_ready(void);
+/* Lock the key's page if it is not yet: 0, or -1 with errno. */
+SB_HIDDEN int sb_key_lock(void);
 SB_HIDDEN uint64_t sb_key_epoch(void);
 SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
 SB_HIDDEN void sb_key_fork_prepare(void);

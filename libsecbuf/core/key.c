@@ -25,6 +25,7 @@ struct key_page {
 static struct key_page *key; /* NULL until mapped, and in children on old kernels */
 static uint64_t last_epoch;  /* inherited: a child's first draw moves past it */
 static int dropped_on_fork;  /* kernel < 4.14: children do not get the page at all */
+static int key_locked;	     /* this process holds the page locked */
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int map_key_page(void)
@@ -57,13 +58,32 @@ static int map_key_page(void)
 /*
  * Lock the page before the key is written into it.  Locks are not
  * inherited, so a child locks again.  Refused (RLIMIT_MEMLOCK, no
- * privilege): the key stays unlocked, as will every buffer of this process.
+ * privilege, no mlock at all): the key stays unlocked for now, and
+ * sb_key_lock() tries again before each allocation until it holds.
  */
 static int lock_key_page(void)
 {
-	if (sb_lock_range(key, sizeof(*key), SECBUF_LOCK_MLOCK) == 0 || sb_lock_refused(errno))
+	int ret = sb_lock_range(key, sizeof(*key), SECBUF_LOCK_MLOCK);
+
+	__atomic_store_n(&key_locked, ret == 0, __ATOMIC_RELAXED);
+	if (ret == 0 || sb_lock_unavailable(errno))
 		return 0;
 	return -1;
+}
+
+int sb_key_lock(void)
+{
+	int ret = 0;
+
+	if (__atomic_load_n(&key_locked, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&key_lock);
+	if (!key_locked && sb_lock_range(key, sizeof(*key), SECBUF_LOCK_MLOCK) < 0)
+		ret = -1;
+	else
+		__atomic_store_n(&key_locked, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&key_lock);
+	return ret;
 }
 
 static int draw(void)
@@ -140,6 +160,7 @@ void sb_key_fork_parent(void)
 /* The child finds the page zeroed (epoch 0), or on old kernels no page. */
 void sb_key_fork_child(void)
 {
+	key_locked = 0; /* locks are not inherited */
 	if (dropped_on_fork)
 		key = NULL;
 	pthread_mutex_unlock(&key_lock);

@@ -56,7 +56,7 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 {
 	if (sb_lock_range(r->data, r->data_len, r->method) == 0)
 		return 0;
-	if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))
+	if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_unavailable(errno))
 		return -1;
 	if (sb_unlock_range(r->data, r->data_len) < 0)
 		return -1;

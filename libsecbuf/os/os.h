@@ -22,11 +22,20 @@ static inline int sb_lock_refused(int err)
 	return err == EPERM || err == EAGAIN || err == ENOMEM;
 }
 
+/* A lock that cannot be had: refused, or no lock call here at all (ENOSYS). */
+static inline int sb_lock_unavailable(int err)
+{
+	return sb_lock_refused(err) || err == ENOSYS;
+}
+
 /* prove.c: 0 when the feature worked on a page, else the errno that stopped it. */
 SB_HIDDEN int sb_prove_map_lockonfault(size_t page);
 SB_HIDDEN int sb_prove_mlock2_onfault(size_t page);
 
-/* probe.c: kernel capabilities and SECBUF_LOCK, probed once per process. */
+/*
+ * probe.c: kernel capabilities and SECBUF_LOCK, probed at the first call
+ * and again, by sb_caps_refresh(), while a proof is refused.
+ */
 struct sb_caps {
 	int method; /* process method, or -1 (errno in err) */
 	int err;
@@ -36,6 +45,7 @@ struct sb_caps {
 	size_t page;
 };
 SB_HIDDEN const struct sb_caps *sb_caps(void);
+SB_HIDDEN const struct sb_caps *sb_caps_refresh(void); /* once per allocation */
 SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are made */
 
 /*

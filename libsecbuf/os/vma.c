@@ -39,10 +39,14 @@ int sb_advise_secret(void *start, size_t len)
 
 int sb_name_range(void *start, size_t len, const char *name)
 {
-	/* EINVAL: kernel built without CONFIG_ANON_VMA_NAME. */
+	/*
+	 * A name is for the reader of /proc/PID/maps, not a protection: it may
+	 * be missing (EINVAL: kernel built without CONFIG_ANON_VMA_NAME) or
+	 * refused (EPERM: a seccomp profile that does not know PR_SET_VMA).
+	 */
 	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)start, len,
 		  (unsigned long)name) < 0 &&
-	    errno != EINVAL)
+	    errno != EINVAL && errno != EPERM)
 		return -1;
 	return 0;
 }

@@ -199,7 +199,7 @@ static void *take_slot_best_effort(struct bins *t, unsigned int cls)
 	if (t->nbin[SB_UNLOCKED][cls])
 		return t->bin[SB_UNLOCKED][cls][--t->nbin[SB_UNLOCKED][cls]];
 	p = take_slot(t, SB_LOCKED, cls);
-	if (!p && sb_lock_refused(errno))
+	if (!p && sb_lock_unavailable(errno))
 		p = take_slot(t, SB_UNLOCKED, cls);
 	return p;
 }

@@ -5,6 +5,10 @@
  * the child then sets its own state straight (a new key on first use, the
  * parent's buffers and slabs set aside).  The hooks come from init.c, in
  * the order the library nests its locks.
+ *
+ * While the locks are held the thread counts as inside a call of the
+ * library: a signal handler that calls it then aborts with a message
+ * instead of deadlocking on a lock its own thread holds.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +21,7 @@ static void prepare(void)
 {
 	size_t i;
 
+	sb_enter("fork");
 	for (i = 0; i < nhooks; i++)
 		if (hooks[i].prepare)
 			hooks[i].prepare();
@@ -29,6 +34,7 @@ static void parent(void)
 	for (i = nhooks; i-- > 0;)
 		if (hooks[i].parent)
 			hooks[i].parent();
+	sb_leave();
 }
 
 static void child(void)
@@ -38,6 +44,7 @@ static void child(void)
 	for (i = nhooks; i-- > 0;)
 		if (hooks[i].child)
 			hooks[i].child();
+	sb_leave();
 }
 
 int sb_fork_init(const struct sb_fork_hooks *h, size_t n)

@@ -20,14 +20,17 @@ static int exit_key_err;
 static void (*exit_hooks[MAX_EXIT_HOOKS])(void);
 static unsigned int nexit_hooks;
 
+/* Inside the library, as far as a signal handler is concerned: hooks take locks. */
 static void thread_exit(void *arg)
 {
 	unsigned int i;
 
+	sb_enter("pthread_exit");
 	for (i = 0; i < nexit_hooks; i++)
 		exit_hooks[i]();
 	self = NULL;
 	sb_meta_put(SB_META_THREAD, arg);
+	sb_leave();
 }
 
 int sb_thread_on_exit(void (*fn)(void))

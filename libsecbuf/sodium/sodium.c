@@ -75,7 +75,7 @@ void *sodium_malloc(size_t size)
 	void *p;
 
 	sb_enter(__func__);
-	p = sb_ready() < 0 ? NULL : sb_alloc_guarded(size, alloc_flags(), 1, &method);
+	p = sb_ready(alloc_flags()) < 0 ? NULL : sb_alloc_guarded(size, alloc_flags(), 1, &method);
 	if (p) {
 		if (method == SECBUF_LOCK_NONE)
 			warn_unlocked();

@@ -201,8 +201,9 @@ int sbt_deny_syscalls(const struct sbt_deny *d, size_t n)
 	/* One block per rule: nr matches, then the argument, then the verdict. */
 	for (i = 0; i < n; i++) {
 		unsigned ret = d[i].err == SBT_TRAP ? SECCOMP_RET_TRAP :
+			       d[i].err == SBT_FAKE ? SECCOMP_RET_ERRNO :
 			       d[i].err ? SECCOMP_RET_ERRNO | (d[i].err & SECCOMP_RET_DATA) :
-			       SECCOMP_RET_KILL_PROCESS;
+					  SECCOMP_RET_KILL_PROCESS;
 
 		prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 							 offsetof(struct seccomp_data, nr));

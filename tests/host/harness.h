@@ -71,12 +71,14 @@ int sbt_maps_line(const void *addr, char *line, size_t len);
 
 /*
  * Make this thread's syscall nr fail with errno err (err 0: kill the
- * process; SBT_TRAP: raise SIGSYS instead of running it) when
+ * process; SBT_TRAP: raise SIGSYS instead of running it; SBT_FAKE: return
+ * 0 without running it, as a sandbox that pretends may) when
  * (args[arg] & mask) == val, or always when arg < 0.  Threads created
  * later inherit it.  For good: call it in a child.  Returns 0, or -1 with
  * errno.
  */
 #define SBT_TRAP (-1)
+#define SBT_FAKE (-2)
 struct sbt_deny {
 	long nr;
 	int arg;

@@ -43,6 +43,7 @@ extern const struct sbt_test packed_guard_tests[];    /* packed-guard-tests.c */
 extern const struct sbt_test packed_lock_tests[];     /* packed-lock-tests.c */
 extern const struct sbt_test packed_capacity_tests[]; /* packed-capacity-tests.c */
 extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
+extern const struct sbt_test harden_tests[];	    /* harden-tests.c */
 extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
@@ -51,5 +52,9 @@ int first_use_main(void);	/* thread-fork-tests.c */
 int probe_check_main(void);	/* probe-tests.c */
 int no_memlock_main(void);	/* probe-tests.c */
 int free_one_main(void);	/* guard-tests.c */
+int busy_budget_main(void);	/* harden-tests.c */
+int fork_signal_main(void);	/* harden-tests.c */
+int name_refused_main(void);	/* harden-tests.c */
+int no_mlock_main(void);	/* harden-tests.c */
 
 #endif
