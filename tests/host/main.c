@@ -25,11 +25,18 @@ int main(int argc, char **argv)
 		/* clang-format on */
 	};
 	static const struct sbt_mode modes[] = {
-		{ "--bogus-env", bogus_env_main },     { "--first-use", first_use_main },
-		{ "--probe-check", probe_check_main }, { "--no-memlock", no_memlock_main },
-		{ "--free-one", free_one_main },       { "--busy-budget", busy_budget_main },
-		{ "--fork-signal", fork_signal_main }, { "--name-refused", name_refused_main },
-		{ "--no-mlock", no_mlock_main },       { NULL, NULL },
+		/* clang-format off */
+		{ "--bogus-env", bogus_env_main },
+		{ "--first-use", first_use_main },
+		{ "--probe-check", probe_check_main },
+		{ "--no-memlock", no_memlock_main },
+		{ "--free-one", free_one_main },
+		{ "--busy-budget", busy_budget_main },
+		{ "--fork-signal", fork_signal_main },
+		{ "--name-refused", name_refused_main },
+		{ "--no-mlock", no_mlock_main },
+		{ NULL, NULL },
+		/* clang-format on */
 	};
 
 	return sbt_main(argc, argv, "libsecbuf", groups, modes);
