@@ -62,12 +62,15 @@ enum sb_prf_use {
 	SB_PRF_CHECK,
 	SB_PRF_SLOT,
 	SB_PRF_GUARD, /* a slab's guard-byte keys */
+	SB_PRF_MIX,   /* sb_key_mix()'s keys */
 };
 SB_HIDDEN int sb_key_ready(void);
 /* Lock the key's page if it is not yet: 0, or -1 with errno. */
 SB_HIDDEN int sb_key_lock(void);
 SB_HIDDEN uint64_t sb_key_epoch(void);
 SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
+/* A cheap keyed check of three words, once a key is drawn (key.c says how weak). */
+SB_HIDDEN uint64_t sb_key_mix(uint64_t a, uint64_t b, uint64_t c);
 SB_HIDDEN void sb_key_fork_prepare(void);
 SB_HIDDEN void sb_key_fork_parent(void);
 SB_HIDDEN void sb_key_fork_child(void);

@@ -19,7 +19,8 @@
 
 struct key_page {
 	uint64_t prf[2];
-	uint64_t epoch; /* of this draw; 0 where the kernel zeroed the page */
+	uint64_t epoch;	 /* of this draw; 0 where the kernel zeroed the page */
+	uint64_t mix[4]; /* sb_key_mix()'s keys, from the PRF key */
 };
 
 static struct key_page *key; /* NULL until mapped, and in children on old kernels */
@@ -105,9 +106,34 @@ static int draw(void)
 			return -1;
 		got += n;
 	}
+	for (got = 0; got < 4; got++) {
+		uint64_t in[2] = { SB_PRF_MIX, got };
+
+		key->mix[got] = sb_siphash24(key->prf, in, sizeof(in));
+	}
+	key->mix[1] |= 1; /* multipliers: odd, so that each step is a bijection */
+	key->mix[3] |= 1;
 	__atomic_store_n(&last_epoch, last_epoch + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&key->epoch, last_epoch, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/*
+ * Three words to 64 bits under keys of this process: a few multiplies,
+ * for checks on every free where SipHash would cost too much.  Not a PRF:
+ * it keeps a forger who cannot read the key page from matching a check,
+ * nothing more (see secbuf(7) for what an attacker who can read it does).
+ */
+uint64_t sb_key_mix(uint64_t a, uint64_t b, uint64_t c)
+{
+	const uint64_t *k = key->mix;
+	uint64_t x = (a ^ k[0]) * k[1];
+
+	x ^= x >> 31;
+	x = (x ^ b ^ k[2]) * k[3];
+	x ^= x >> 29;
+	x = (x ^ c) * k[1];
+	return x ^ x >> 32;
 }
 
 uint64_t sb_key_epoch(void)

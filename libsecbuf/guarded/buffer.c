@@ -75,7 +75,7 @@ int sb_guarded_protect(void *ptr, int prot, const char *fn)
 
 	sb_registry_pin(ptr, &m, fn);
 	ret = sb_region_protect(&m.region, prot);
-	sb_registry_unpin(ptr);
+	sb_registry_unpin(ptr, fn);
 	return ret;
 }
 
@@ -96,7 +96,7 @@ int sb_guarded_stat(const void *ptr, struct secbuf_stat *st, const char *fn)
 
 	sb_registry_pin(ptr, &m, fn);
 	ret = sb_walk(m.region.data, m.region.data_len, NULL, &resident);
-	sb_registry_unpin(ptr);
+	sb_registry_unpin(ptr, fn);
 	if (ret < 0)
 		return -1;
 	st->size = m.size;

@@ -57,7 +57,7 @@ SB_HIDDEN void sb_canary_check(const struct sb_meta *m, const char *fn);
 SB_HIDDEN int sb_registry_add(struct sb_meta *m);
 SB_HIDDEN void sb_registry_get(const void *user, struct sb_meta *out, const char *fn);
 SB_HIDDEN void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn);
-SB_HIDDEN void sb_registry_unpin(const void *user);
+SB_HIDDEN void sb_registry_unpin(const void *user, const char *fn);
 SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const char *fn);
 /*
  * Whether p lies in a mapping of a buffer of this library (live, being

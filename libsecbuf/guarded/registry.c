@@ -49,18 +49,29 @@ static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 static struct table *cur;	/* this process's buffers */
 static struct table *inherited; /* buffers of the processes this one was forked from */
 
-static uint64_t check_value(const struct sb_meta *m)
+/* Over the whole entry, pins and state too: a forged pin would make a free wait for ever. */
+static uint64_t check_value(const struct slot *s)
 {
+	const struct sb_meta *m = &s->m;
 	const uint64_t w[] = {
 		(uintptr_t)m->user, m->size,
 		m->flags,	    (uintptr_t)m->region.base,
 		m->region.map_len,  (uintptr_t)m->region.data,
 		m->region.data_len, (uint64_t)m->region.method,
-		m->serial,
+		m->serial,	    s->pins,
+		s->state,
 	};
 
 	return sb_prf(SB_PRF_CHECK, w, sizeof(w) / sizeof(w[0]));
 }
+
+static void seal(struct slot *s)
+{
+	s->m.check = check_value(s);
+}
+
+/* With the lock held: abort unless the entry is one this library wrote. */
+static void verify(struct slot *s, const void *user, const char *fn);
 
 static size_t home(const struct table *t, const void *user)
 {
@@ -187,8 +198,8 @@ int sb_registry_add(struct sb_meta *m)
 	struct slot s = { .state = SLOT_LIVE };
 	int ret = 0;
 
-	m->check = check_value(m);
 	s.m = *m;
+	seal(&s);
 	lock();
 	if (make_room() < 0) {
 		errno = ENOMEM;
@@ -250,17 +261,24 @@ not_live(const void *user, const struct slot *s, const char *fn)
 	sb_misuse("%s(%p): not a live secbuf buffer (foreign pointer or double free)", fn, user);
 }
 
+static void verify(struct slot *s, const void *user, const char *fn)
+{
+	if (s->m.check != check_value(s)) {
+		unlock();
+		sb_misuse("%s(%p): buffer metadata is corrupted", fn, user);
+	}
+}
+
 /* With the lock held: the live, intact entry of user, or abort. */
 static struct slot *live_slot(const void *user, const char *fn)
 {
 	struct slot *s = find(cur, user);
 
-	if (!s || s->state != SLOT_LIVE)
+	if (!s)
 		not_live(user, s, fn);
-	if (s->m.check != check_value(&s->m)) {
-		unlock();
-		sb_misuse("%s(%p): buffer metadata is corrupted", fn, user);
-	}
+	verify(s, user, fn);
+	if (s->state != SLOT_LIVE)
+		not_live(user, s, fn);
 	return s;
 }
 
@@ -278,21 +296,26 @@ void sb_registry_pin(const void *user, struct sb_meta *out, const char *fn)
 	lock();
 	s = live_slot(user, fn);
 	s->pins++;
+	seal(s);
 	*out = s->m;
 	unlock();
 }
 
-void sb_registry_unpin(const void *user)
+void sb_registry_unpin(const void *user, const char *fn)
 {
 	struct slot *s;
 
 	lock();
 	s = find(cur, user);
+	if (s)
+		verify(s, user, fn);
 	if (!s || !s->pins) {
 		unlock();
 		sb_misuse("internal error: %p unpinned but not pinned", user);
 	}
-	if (--s->pins == 0 && s->state == SLOT_DYING)
+	s->pins--;
+	seal(s);
+	if (!s->pins && s->state == SLOT_DYING)
 		pthread_cond_broadcast(&unpinned);
 	unlock();
 }
@@ -304,9 +327,15 @@ void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 	lock();
 	s = live_slot(user, fn);
 	s->state = SLOT_DYING;
+	seal(s);
 	/* The table may grow while we wait: find the entry again each time. */
-	while ((s = find(cur, user))->pins)
+	for (;;) {
+		s = find(cur, user);
+		verify(s, user, fn);
+		if (!s->pins)
+			break;
 		pthread_cond_wait(&unpinned, &reg_lock);
+	}
 	*out = s->m;
 	remove_slot(cur, s);
 	maybe_shrink();

@@ -61,6 +61,10 @@ static unsigned int slot_of(const struct sb_slab *s, const void *ptr, const char
 			  "fork(); in this process it reads as zeros and may not be used "
 			  "or freed",
 			  fn, ptr);
+	/* A slab torn down (block 0) or reused for another block: stale. */
+	if (__atomic_load_n(&s->block, __ATOMIC_ACQUIRE) != ((uintptr_t)ptr & ~(SB_SLAB_BLOCK - 1)))
+		not_live(ptr, fn);
+	sb_slab_verify(s, ptr, fn);
 	if ((uintptr_t)ptr < first || u >= (uintptr_t)s->nslots * s->stride)
 		not_live(ptr, fn);
 	i = sb_slab_index(s, u);

@@ -83,6 +83,7 @@ int sb_pool_take(enum sb_pool_kind kind, unsigned int cls, void **out, unsigned 
 		}
 		link_tail(pl, s);
 	}
+	sb_slab_verify(s, (void *)s->block, "secbuf_alloc");
 	n = sb_slab_take(s, out, max);
 	if (sb_slab_exhausted(s))
 		unlink_slab(pl, s);

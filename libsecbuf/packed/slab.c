@@ -73,6 +73,7 @@ struct sb_slab *sb_slab_make(unsigned int cls, enum sb_pool_kind kind)
 	set_geometry(s, cls);
 	__atomic_store_n(&s->block, (uintptr_t)s->region.base, __ATOMIC_RELEASE);
 	draw_guard_keys(s);
+	s->check = sb_slab_check(s);
 	if (sb_slabmap_set(s->block, s) < 0) {
 		err = errno;
 		sb_region_unmap(&s->region, "secbuf_alloc");
@@ -85,6 +86,14 @@ fail:
 	sb_meta_put(SB_META_SLAB, s);
 	errno = err;
 	return NULL;
+}
+
+void sb_slab_verify(const struct sb_slab *s, const void *p, const char *fn)
+{
+	if (s->check != sb_slab_check(s))
+		sb_misuse("%s(%p): the metadata of the slab holding it is corrupted "
+			  "(or forged)",
+			  fn, p);
 }
 
 /*

@@ -45,6 +45,7 @@ struct sb_slab {
 	uint64_t epoch;	 /* the key epoch it was made under */
 	uint64_t guard_key[5];
 	uint64_t index_magic; /* division by stride: see sb_slab_index() */
+	uint64_t check;	      /* keyed, over what a forged record would change */
 	unsigned int cls, csize, stride, nslots;
 	enum sb_pool_kind kind;
 	struct sb_region region;
@@ -97,6 +98,23 @@ static inline void sb_slab_guard(const struct sb_slab *s, uint64_t n, uint64_t g
 	g[0] = x ^ k[3];
 	g[1] = (x << 32 | x >> 32) + k[4];
 }
+
+/*
+ * A slab record's check: its own address, its block and key epoch, and
+ * the geometry and lock method it hands out slots with, under the
+ * process's keys.  A copy elsewhere, or a record pointed at other memory
+ * or made to claim a lock it does not have, no longer matches.
+ */
+static inline uint64_t sb_slab_check(const struct sb_slab *s)
+{
+	return sb_key_mix((uintptr_t)s, s->block ^ s->epoch,
+			  s->cls | (uint64_t)s->kind << 8 |
+				  (uint64_t)(s->region.method & 0xff) << 16 |
+				  (uint64_t)s->stride << 24 | (uint64_t)s->nslots << 40);
+}
+
+/* Whether s is a record the library made (or abort, naming fn and p). */
+SB_HIDDEN void sb_slab_verify(const struct sb_slab *s, const void *p, const char *fn);
 
 SB_HIDDEN struct sb_slab *sb_slab_make(unsigned int cls, enum sb_pool_kind kind);
 SB_HIDDEN void sb_slab_unmake(struct sb_slab *s);
