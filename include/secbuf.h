@@ -111,8 +111,10 @@ size_t secbuf_size(const void *ptr);
 int secbuf_stat(const void *ptr, struct secbuf_stat *st);
 
 /*
- * The process's lock method: SECBUF_LOCK_* as probed once (or as forced by
- * SECBUF_LOCK).  A method counts only when a call using it succeeded.
+ * The process's lock method: SECBUF_LOCK_* as probed (or as forced by
+ * SECBUF_LOCK).  A method counts only when a call using it succeeded; a
+ * probe refused because the lock budget was spent at that moment is made
+ * again at the next allocation.
  * Returns -1 with errno EINVAL (SECBUF_LOCK names no method), ENOSYS (the
  * forced method is not supported by this kernel) or EPERM/EAGAIN/ENOMEM
  * (its probe was refused).
@@ -124,6 +126,29 @@ int secbuf_lock_method(void);
  * Async-signal-safe.
  */
 const char *secbuf_lock_method_name(int method);
+
+/*
+ * Zero the bytes of every live buffer and packed secret of this process
+ * (their pages stay mapped; guarded buffers are left readable and
+ * writable), so that nothing of a secret is left in the pages the process
+ * gives back to the kernel.  Buffers may still be freed afterwards.
+ * Async-signal-safe, and never waits for a lock: it wipes what it can
+ * reach without one.
+ */
+void secbuf_purge(void);
+
+#define SECBUF_PURGE_AT_EXIT 0x1u /* secbuf_purge_on_crash(): also at exit() */
+
+/*
+ * On SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT: purge, name the buffer
+ * whose guard page was hit (if one was), then restore the signal's earlier
+ * disposition and let it take its course, so that core dumps and exit
+ * statuses stay as they were.  With SECBUF_PURGE_AT_EXIT, purge at exit()
+ * too.  Returns 0, or -1 with errno EINVAL (unknown flag) or that of
+ * sigaction(2).  The libsodium drop-in calls it when SECBUF_PURGE_ON_CRASH
+ * is set (see libsecbuf-sodium(7)).
+ */
+int secbuf_purge_on_crash(unsigned flags);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 /*
  * The wiring: the one place that knows every part.  Once per process, the
  * parts that hold locks across fork() are handed to process/fork.c in the
- * order the library nests those locks, and the packed heap's thread-exit
- * hook to process/thread.c.  Before each allocation, the probe's answer
+ * order the library nests those locks, the packed heap's thread-exit
+ * hook to process/thread.c, and each part's purge to process/purge.c.  Before each allocation, the probe's answer
  * (which may still change while the lock budget is spent) and the key.
  */
 #include <errno.h>
@@ -17,6 +17,10 @@ static const struct sb_fork_hooks fork_hooks[] = {
 	{ sb_meta_fork_prepare, sb_meta_fork_parent, sb_meta_fork_child },
 };
 
+/* Each part that holds secrets, and how to name a fault in its guard pages. */
+static const struct sb_purge_hooks purge_guarded = { sb_registry_purge, sb_registry_name_fault };
+static const struct sb_purge_hooks purge_packed = { sb_packed_purge, NULL };
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_err;
 
@@ -25,13 +29,14 @@ static void init(void)
 	int saved = errno;
 
 	if (sb_fork_init(fork_hooks, sizeof(fork_hooks) / sizeof(fork_hooks[0])) < 0 ||
-	    sb_thread_on_exit(sb_packed_thread_exit) < 0)
+	    sb_thread_on_exit(sb_packed_thread_exit) < 0 || sb_purge_register(&purge_guarded) < 0 ||
+	    sb_purge_register(&purge_packed) < 0)
 		init_err = errno;
 	errno = saved;
 }
 
 /* The process's wiring, made once. */
-static int wired(void)
+int sb_wired(void)
 {
 	pthread_once(&init_once, init);
 	if (init_err) {
@@ -45,7 +50,7 @@ int sb_ready(unsigned flags)
 {
 	const struct sb_caps *caps;
 
-	if (wired() < 0)
+	if (sb_wired() < 0)
 		return -1;
 	caps = sb_caps_refresh();
 	if (caps->method < 0) {

@@ -16,5 +16,7 @@
  * where the method locks.  0, or -1 with errno (no lock method, no key).
  */
 SB_HIDDEN int sb_ready(unsigned flags);
+/* Only the hooks, once per process: 0, or -1 with errno. */
+SB_HIDDEN int sb_wired(void);
 
 #endif

@@ -131,3 +131,28 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 	sb_leave();
 	return ret;
 }
+
+/* No re-entry guard: a signal handler may purge while a call is running. */
+SB_API void secbuf_purge(void)
+{
+	int saved = errno;
+
+	sb_purge();
+	errno = saved;
+}
+
+SB_API int secbuf_purge_on_crash(unsigned flags)
+{
+	int saved = errno, ret;
+
+	if (flags & ~SECBUF_PURGE_AT_EXIT) {
+		errno = EINVAL;
+		return -1;
+	}
+	sb_enter(__func__);
+	ret = sb_wired() < 0 ? -1 : sb_purge_on_crash(flags & SECBUF_PURGE_AT_EXIT);
+	if (ret == 0)
+		errno = saved;
+	sb_leave();
+	return ret;
+}

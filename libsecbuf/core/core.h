@@ -38,7 +38,8 @@ static inline void sb_leave(void)
 
 /* wipe.c: a zeroing the compiler cannot drop; a page is left alone if it reads as zeros. */
 SB_HIDDEN void sb_wipe(void *p, size_t len);
-SB_HIDDEN void sb_wipe_page(void *page, size_t len);
+SB_HIDDEN void sb_wipe_page(void *page, size_t len, void *arg); /* an sb_page_fn */
+SB_HIDDEN int sb_is_zero(const void *p, size_t len);
 
 /* siphash.c: SipHash-2-4, by bytes or by little-endian words. */
 struct sb_siphash {

@@ -10,13 +10,19 @@ void sb_wipe(void *p, size_t len)
 	__asm__ __volatile__("" : : "r"(p) : "memory");
 }
 
-static int page_is_zero(const void *page, size_t len)
+int sb_is_zero(const void *p, size_t len)
 {
-	const uint64_t *w = page;
-	size_t i;
+	const unsigned char *c = p;
+	uint64_t w;
+	size_t i = 0;
 
-	for (i = 0; i < len / sizeof(*w); i++)
-		if (w[i])
+	for (; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, c + i, sizeof(w));
+		if (w)
+			return 0;
+	}
+	for (; i < len; i++)
+		if (c[i])
 			return 0;
 	return 1;
 }
@@ -25,8 +31,9 @@ static int page_is_zero(const void *page, size_t len)
  * A page only ever read is resident as the shared zero page: writing it
  * would fault in (and lock) a fresh page, so zero pages are left alone.
  */
-void sb_wipe_page(void *page, size_t len)
+void sb_wipe_page(void *page, size_t len, void *arg)
 {
-	if (!page_is_zero(page, len))
+	(void)arg;
+	if (!sb_is_zero(page, len))
 		sb_wipe(page, len);
 }

@@ -65,6 +65,9 @@ SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const cha
  * caller can hand a pointer that is not ours to its real owner.
  */
 SB_HIDDEN int sb_registry_holds(const void *p);
+/* Purge hooks (process/purge.c): async-signal-safe, lock-free. */
+SB_HIDDEN void sb_registry_purge(void);
+SB_HIDDEN int sb_registry_name_fault(const void *addr, struct sb_fault *f);
 SB_HIDDEN void sb_registry_fork_prepare(void);
 SB_HIDDEN void sb_registry_fork_parent(void);
 SB_HIDDEN void sb_registry_fork_child(void);

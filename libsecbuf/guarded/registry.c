@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include "guarded.h"
@@ -350,6 +351,61 @@ int sb_registry_holds(const void *p)
 	held = find(cur, p) || holder(cur, p) || inherited_holder(p);
 	unlock();
 	return held;
+}
+
+/* The part of a resident page inside the buffer [arg[0], arg[1]). */
+static void wipe_user_part(void *page, size_t len, void *arg)
+{
+	const uintptr_t *range = arg;
+	uintptr_t lo = (uintptr_t)page, hi = lo + len;
+
+	if (lo < range[0])
+		lo = range[0];
+	if (hi > range[1])
+		hi = range[1];
+	if (lo < hi && !sb_is_zero((void *)lo, hi - lo))
+		sb_wipe((void *)lo, hi - lo);
+}
+
+/*
+ * Every buffer's bytes, not its canaries, so that it can still be freed.
+ * Without the lock if another thread (or the interrupted code) holds it:
+ * entries may move under us then, and a moved one may be missed or wiped
+ * twice, but a purge never waits.  Pages never touched are not read.
+ */
+void sb_registry_purge(void)
+{
+	int locked = pthread_mutex_trylock(&reg_lock) == 0;
+	struct table *t = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	size_t i;
+
+	for (i = 0; t && i < t->cap; i++) {
+		struct sb_meta m = t->slot[i].m;
+		uintptr_t range[2] = { (uintptr_t)m.user, (uintptr_t)m.user + m.size };
+
+		if (t->slot[i].state == SLOT_EMPTY || !m.region.data)
+			continue;
+		if (mprotect(m.region.data, m.region.data_len, PROT_READ | PROT_WRITE) < 0)
+			continue; /* not ours any more */
+		(void)sb_resident_walk(m.region.data, m.region.data_len, NULL, 0, wipe_user_part,
+				       range, NULL);
+	}
+	if (locked)
+		pthread_mutex_unlock(&reg_lock);
+}
+
+/* Without the lock, like the purge: only the crash handler asks. */
+int sb_registry_name_fault(const void *addr, struct sb_fault *f)
+{
+	const struct slot *s = holder(__atomic_load_n(&cur, __ATOMIC_ACQUIRE), addr);
+	const unsigned char *a = addr;
+
+	if (!s || (a >= s->m.region.data && a < s->m.region.data + s->m.region.data_len))
+		return 0;
+	f->user = s->m.user;
+	f->size = s->m.size;
+	f->after = a >= s->m.region.data + s->m.region.data_len;
+	return 1;
 }
 
 void sb_registry_fork_prepare(void)

@@ -63,12 +63,12 @@ SB_HIDDEN int sb_advise_secret(void *start, size_t len);
 
 /*
  * resident.c: call fn for each resident page of a page-aligned range
- * (mincore), faulting nothing in.  vec holds cap bytes of mincore vector
+ * (mincore), faulting nothing in; async-signal-safe.  vec holds cap bytes of mincore vector
  * and must be resident; NULL uses SB_WALK_STACK bytes on the stack.
  */
 #define SB_WALK_STACK 256
-typedef void (*sb_page_fn)(void *page, size_t len);
+typedef void (*sb_page_fn)(void *page, size_t len, void *arg);
 SB_HIDDEN int sb_resident_walk(unsigned char *start, size_t len, unsigned char *vec, size_t cap,
-			       sb_page_fn fn, size_t *count);
+			       sb_page_fn fn, void *arg, size_t *count);
 
 #endif

@@ -22,7 +22,7 @@ static int any_of_8(const unsigned char *v)
 }
 
 int sb_resident_walk(unsigned char *start, size_t len, unsigned char *vec, size_t cap,
-		     sb_page_fn fn, size_t *count)
+		     sb_page_fn fn, void *arg, size_t *count)
 {
 	size_t page = sb_caps()->page, npages = len / page, done = 0, n = 0, i;
 	unsigned char stack_vec[SB_WALK_STACK];
@@ -47,7 +47,7 @@ int sb_resident_walk(unsigned char *start, size_t len, unsigned char *vec, size_
 				continue;
 			n++;
 			if (fn)
-				fn(p + i * page, page);
+				fn(p + i * page, page, arg);
 		}
 		done += chunk;
 	}

@@ -318,6 +318,59 @@ int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st, c
 	return 0;
 }
 
+/* ---- purge ---- */
+
+/* The live secrets of one slab of this process, their bytes only. */
+static void purge_slab(struct sb_slab *s, uintptr_t block)
+{
+	unsigned int w, i;
+
+	if (s->epoch != sb_key_epoch() || __atomic_load_n(&s->block, __ATOMIC_ACQUIRE) != block)
+		return; /* a parent's (not ours to touch), or torn down */
+	for (w = 0; w < SB_SLAB_WORDS; w++) {
+		uint64_t bits = __atomic_load_n(&s->live[w].bits, __ATOMIC_ACQUIRE);
+
+		while (bits) {
+			unsigned char *p;
+			size_t size;
+
+			i = w * 64 + __builtin_ctzll(bits);
+			bits &= bits - 1;
+			p = s->region.data + SB_GUARD + (size_t)i * s->stride;
+			size = s->info[i] & SB_INFO_SIZE;
+			if (i < s->nslots && size <= s->csize && !sb_is_zero(p, size))
+				sb_wipe(p, size);
+		}
+	}
+}
+
+/*
+ * Every slab the slab map knows.  A slab's pool lock keeps it mapped; if
+ * someone holds it, the slab is wiped all the same, and a slab torn down
+ * at this moment may fault: a purge never waits.
+ */
+void sb_packed_purge(void)
+{
+	size_t top, k;
+
+	for (top = 0; top < SB_SLABMAP_TOP; top++) {
+		struct sb_slab **leaf = __atomic_load_n(&sb_slabmap[top], __ATOMIC_ACQUIRE);
+
+		for (k = 0; leaf && k < SB_SLABMAP_LEAF; k++) {
+			struct sb_slab *s = __atomic_load_n(&leaf[k], __ATOMIC_ACQUIRE);
+			uintptr_t block = (top << SB_SLABMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
+			int locked;
+
+			if (!s)
+				continue;
+			locked = sb_pool_trylock(s);
+			purge_slab(s, block);
+			if (locked)
+				sb_pool_unlock(s);
+		}
+	}
+}
+
 /* ---- threads and fork ---- */
 
 void sb_packed_thread_exit(void)

@@ -48,6 +48,8 @@ SB_HIDDEN int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_s
 SB_HIDDEN void sb_packed_check_live(struct sb_slab *s, const void *ptr, const char *fn);
 /* A thread's bins: back to the pools at its exit; dropped in a forked child. */
 SB_HIDDEN void sb_packed_thread_exit(void);
+/* Purge hook (process/purge.c): async-signal-safe, waits for no lock. */
+SB_HIDDEN void sb_packed_purge(void);
 SB_HIDDEN void sb_packed_fork_child(void);
 
 /* pool.c: the pools' locks around fork(). */

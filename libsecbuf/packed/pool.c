@@ -112,6 +112,12 @@ void sb_pool_give(enum sb_pool_kind kind, unsigned int cls, void *const *slots, 
 	pthread_mutex_unlock(&pl->lock);
 }
 
+/* While held, no slab of the pool is torn down: 1 if taken now. */
+int sb_pool_trylock(const struct sb_slab *s)
+{
+	return pthread_mutex_trylock(&pools[s->kind][s->cls].lock) == 0;
+}
+
 /* While held, no slab of the pool is torn down: secbuf_stat's mincore. */
 void sb_pool_lock(const struct sb_slab *s)
 {

@@ -137,6 +137,7 @@ SB_HIDDEN int sb_pool_take(enum sb_pool_kind kind, unsigned int cls, void **out,
 SB_HIDDEN void sb_pool_give(enum sb_pool_kind kind, unsigned int cls, void *const *slots,
 			    unsigned int n);
 SB_HIDDEN void sb_pool_lock(const struct sb_slab *s);
+SB_HIDDEN int sb_pool_trylock(const struct sb_slab *s);
 SB_HIDDEN void sb_pool_unlock(const struct sb_slab *s);
 
 #endif

@@ -48,4 +48,24 @@ SB_HIDDEN int sb_walk(unsigned char *start, size_t len, sb_page_fn fn, size_t *c
 SB_HIDDEN void sb_walk_prepare(size_t len);
 SB_HIDDEN int sb_wipe_resident(unsigned char *start, size_t len);
 
+/*
+ * purge.c: wiping every secret of the process, from anywhere, signal
+ * handlers included.  A part that holds secrets registers (from init.c)
+ * a purge that takes no lock and calls only async-signal-safe functions,
+ * and if it has guard pages, a way to name the buffer an address is in.
+ */
+struct sb_fault {
+	const void *user; /* the buffer whose guard page was hit */
+	size_t size;
+	int after; /* the guard after it (an overflow), else before */
+};
+struct sb_purge_hooks {
+	void (*purge)(void);
+	int (*name_fault)(const void *addr, struct sb_fault *f); /* 1 if found; may be NULL */
+};
+SB_HIDDEN int sb_purge_register(const struct sb_purge_hooks *h); /* 0, or -1 errno */
+SB_HIDDEN void sb_purge(void);
+/* Crash handlers for the fatal signals, and with at_exit an atexit purge too. */
+SB_HIDDEN int sb_purge_on_crash(int at_exit);
+
 #endif

@@ -12,7 +12,8 @@ int sb_walk(unsigned char *start, size_t len, sb_page_fn fn, size_t *count)
 
 	if (len / sb_caps()->page > SB_WALK_STACK)
 		t = sb_thread_get(); /* without it, the stack's vector will do */
-	return sb_resident_walk(start, len, t ? t->walk_vec : NULL, t ? SB_WALK_VEC : 0, fn, count);
+	return sb_resident_walk(start, len, t ? t->walk_vec : NULL, t ? SB_WALK_VEC : 0, fn, NULL,
+				count);
 }
 
 /*

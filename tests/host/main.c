@@ -21,6 +21,7 @@ int main(int argc, char **argv)
 		packed_thread_tests,
 		burst_tests,
 		harden_tests,
+		purge_tests,
 		NULL,
 		/* clang-format on */
 	};

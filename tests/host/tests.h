@@ -43,6 +43,7 @@ extern const struct sbt_test packed_guard_tests[];    /* packed-guard-tests.c */
 extern const struct sbt_test packed_lock_tests[];     /* packed-lock-tests.c */
 extern const struct sbt_test packed_capacity_tests[]; /* packed-capacity-tests.c */
 extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
+extern const struct sbt_test purge_tests[];	    /* purge-tests.c */
 extern const struct sbt_test harden_tests[];	    /* harden-tests.c */
 extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
 
