@@ -46,10 +46,19 @@ int sb_wired(void)
 	return 0;
 }
 
-int sb_ready(unsigned flags)
+/*
+ * Every condition below held at the last call and cannot have changed
+ * since but for a fork (the child's key epoch is 0 until it draws): the
+ * probe has its final answer, and the key's page is locked.
+ */
+static int settled;
+
+static int ready_slow(unsigned flags)
 {
 	const struct sb_caps *caps;
+	int locked;
 
+	__atomic_store_n(&settled, 0, __ATOMIC_RELAXED);
 	if (sb_wired() < 0)
 		return -1;
 	caps = sb_caps_refresh();
@@ -61,9 +70,18 @@ int sb_ready(unsigned flags)
 	if (sb_key_ready() < 0)
 		return -1;
 	/* The key that guards locked buffers is locked with them, or they are not made. */
-	if (caps->method != SECBUF_LOCK_NONE && sb_key_lock() < 0 && !(flags & SECBUF_BEST_EFFORT))
+	locked = caps->method == SECBUF_LOCK_NONE || sb_key_lock() == 0;
+	if (!locked && !(flags & SECBUF_BEST_EFFORT))
 		return -1;
+	__atomic_store_n(&settled, locked && !sb_caps_pending(), __ATOMIC_RELAXED);
 	return 0;
+}
+
+int sb_ready(unsigned flags)
+{
+	if (__builtin_expect(__atomic_load_n(&settled, __ATOMIC_RELAXED) && sb_key_epoch(), 1))
+		return 0;
+	return ready_slow(flags);
 }
 
 /* As an allocation would set up the process, so that the answer is the one it gets. */

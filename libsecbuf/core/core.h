@@ -70,8 +70,25 @@ SB_HIDDEN int sb_key_ready(void);
 SB_HIDDEN int sb_key_lock(void);
 SB_HIDDEN uint64_t sb_key_epoch(void);
 SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
-/* A cheap keyed check of three words, once a key is drawn (key.c says how weak). */
-SB_HIDDEN uint64_t sb_key_mix(uint64_t a, uint64_t b, uint64_t c);
+/*
+ * Three words to 64 bits under keys of this process, drawn with the key:
+ * a few multiplies, for checks on every free where SipHash would cost too
+ * much.  Not a PRF: it keeps a forger who cannot read the key page from
+ * matching a check, nothing more (secbuf(7): an attacker who can read it).
+ */
+SB_HIDDEN extern const uint64_t *sb_mix_keys;
+
+static inline uint64_t sb_key_mix(uint64_t a, uint64_t b, uint64_t c)
+{
+	const uint64_t *k = __atomic_load_n(&sb_mix_keys, __ATOMIC_RELAXED);
+	uint64_t x = (a ^ k[0]) * k[1];
+
+	x ^= x >> 31;
+	x = (x ^ b ^ k[2]) * k[3];
+	x ^= x >> 29;
+	x = (x ^ c) * k[1];
+	return x ^ x >> 32;
+}
 SB_HIDDEN void sb_key_fork_prepare(void);
 SB_HIDDEN void sb_key_fork_parent(void);
 SB_HIDDEN void sb_key_fork_child(void);

@@ -24,6 +24,7 @@ struct key_page {
 };
 
 static struct key_page *key; /* NULL until mapped, and in children on old kernels */
+const uint64_t *sb_mix_keys; /* key->mix once drawn: sb_key_mix() is inline */
 static uint64_t last_epoch;  /* inherited: a child's first draw moves past it */
 static int dropped_on_fork;  /* kernel < 4.14: children do not get the page at all */
 static int key_locked;	     /* this process holds the page locked */
@@ -113,27 +114,10 @@ static int draw(void)
 	}
 	key->mix[1] |= 1; /* multipliers: odd, so that each step is a bijection */
 	key->mix[3] |= 1;
+	__atomic_store_n(&sb_mix_keys, key->mix, __ATOMIC_RELEASE);
 	__atomic_store_n(&last_epoch, last_epoch + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&key->epoch, last_epoch, __ATOMIC_RELEASE);
 	return 0;
-}
-
-/*
- * Three words to 64 bits under keys of this process: a few multiplies,
- * for checks on every free where SipHash would cost too much.  Not a PRF:
- * it keeps a forger who cannot read the key page from matching a check,
- * nothing more (see secbuf(7) for what an attacker who can read it does).
- */
-uint64_t sb_key_mix(uint64_t a, uint64_t b, uint64_t c)
-{
-	const uint64_t *k = key->mix;
-	uint64_t x = (a ^ k[0]) * k[1];
-
-	x ^= x >> 31;
-	x = (x ^ b ^ k[2]) * k[3];
-	x ^= x >> 29;
-	x = (x ^ c) * k[1];
-	return x ^ x >> 32;
 }
 
 uint64_t sb_key_epoch(void)
@@ -187,7 +171,9 @@ void sb_key_fork_parent(void)
 void sb_key_fork_child(void)
 {
 	key_locked = 0; /* locks are not inherited */
-	if (dropped_on_fork)
+	if (dropped_on_fork) {
 		key = NULL;
+		sb_mix_keys = NULL;
+	}
 	pthread_mutex_unlock(&key_lock);
 }

@@ -46,6 +46,7 @@ struct sb_caps {
 };
 SB_HIDDEN const struct sb_caps *sb_caps(void);
 SB_HIDDEN const struct sb_caps *sb_caps_refresh(void); /* once per allocation */
+SB_HIDDEN int sb_caps_pending(void);		       /* whether the answer may still change */
 SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are made */
 
 /*

@@ -103,6 +103,10 @@ static void caps_init(void)
 
 const struct sb_caps *sb_caps(void)
 {
+	const struct sb_caps *c = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(c != NULL, 1))
+		return c;
 	pthread_once(&caps_once, caps_init);
 	return __atomic_load_n(&current, __ATOMIC_ACQUIRE);
 }
@@ -133,6 +137,11 @@ static void reprobe(void)
 out:
 	pthread_mutex_unlock(&reprobe_lock);
 	errno = saved;
+}
+
+int sb_caps_pending(void)
+{
+	return __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
 }
 
 const struct sb_caps *sb_caps_refresh(void)

@@ -88,12 +88,11 @@ fail:
 	return NULL;
 }
 
-void sb_slab_verify(const struct sb_slab *s, const void *p, const char *fn)
+void sb_slab_forged(const void *p, const char *fn)
 {
-	if (s->check != sb_slab_check(s))
-		sb_misuse("%s(%p): the metadata of the slab holding it is corrupted "
-			  "(or forged)",
-			  fn, p);
+	sb_misuse("%s(%p): the metadata of the slab holding it is corrupted "
+		  "(or forged)",
+		  fn, p);
 }
 
 /*

@@ -113,8 +113,14 @@ static inline uint64_t sb_slab_check(const struct sb_slab *s)
 				  (uint64_t)s->stride << 24 | (uint64_t)s->nslots << 40);
 }
 
+SB_HIDDEN __attribute__((noreturn)) void sb_slab_forged(const void *p, const char *fn);
+
 /* Whether s is a record the library made (or abort, naming fn and p). */
-SB_HIDDEN void sb_slab_verify(const struct sb_slab *s, const void *p, const char *fn);
+static inline void sb_slab_verify(const struct sb_slab *s, const void *p, const char *fn)
+{
+	if (__builtin_expect(s->check != sb_slab_check(s), 0))
+		sb_slab_forged(p, fn);
+}
 
 SB_HIDDEN struct sb_slab *sb_slab_make(unsigned int cls, enum sb_pool_kind kind);
 SB_HIDDEN void sb_slab_unmake(struct sb_slab *s);
