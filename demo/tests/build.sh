@@ -53,10 +53,10 @@ done
 
 # A library source newer than the archive: demo and bench rebuild it and relink.
 sleep 1
-touch "$src/libsecbuf/region.c"
+touch "$src/libsecbuf/guarded/region.c"
 build demo "$b/demo/secbufd"
 build bench "$b/bench/bench-alloc"
-ok "a touched libsecbuf source rebuilds libsecbuf.a (from demo's make)" test "$b/lib/libsecbuf.a" -nt "$src/libsecbuf/region.c"
-ok "and relinks demo/secbufd" test "$b/demo/secbufd" -nt "$src/libsecbuf/region.c"
-ok "and bench/bench-alloc" test "$b/bench/bench-alloc" -nt "$src/libsecbuf/region.c"
+ok "a touched libsecbuf source rebuilds libsecbuf.a (from demo's make)" test "$b/lib/libsecbuf.a" -nt "$src/libsecbuf/guarded/region.c"
+ok "and relinks demo/secbufd" test "$b/demo/secbufd" -nt "$src/libsecbuf/guarded/region.c"
+ok "and bench/bench-alloc" test "$b/bench/bench-alloc" -nt "$src/libsecbuf/guarded/region.c"
 tap_done
