@@ -1,6 +1,6 @@
-/* audit-scan.c - which mappings to audit, and their pages' state (kfacts). */
+/* scan.c - which mappings to audit, and their pages' state (kfacts). */
 #define _GNU_SOURCE
-#include "audit-scan.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit-scan.h"
+#include "scan.h"
 
 enum { EXIT_CLEAN, EXIT_LEAK, EXIT_ERROR, EXIT_NOTHING };
 

@@ -1,5 +1,5 @@
 /*
- * audit-scan.h - what secbuf-audit learns about one process's mappings from
+ * scan.h - what secbuf-audit learns about one process's mappings from
  * /proc/PID/smaps, /proc/PID/pagemap and (as root) /proc/kpageflags.
  */
 #ifndef SECBUF_AUDIT_SCAN_H
