@@ -18,7 +18,7 @@ enum { EXIT_CLEAN, EXIT_LEAK, EXIT_ERROR, EXIT_NOTHING };
 
 struct totals {
 	unsigned long pages, resident, locked, swapped, unevictable, evictable, dirty;
-	unsigned by;			/* every reason a mapping was selected */
+	unsigned by; /* every reason a mapping was selected */
 };
 
 static int json;
@@ -132,10 +132,14 @@ static int is_dirty(const struct audit_map *m)
 static const char *selection_text(unsigned by)
 {
 	switch (by) {
-	case AUDIT_BY_NAME: return "name " SECBUF_VMA_NAME;
-	case AUDIT_BY_VMFLAGS: return "VmFlags dd+wf (no mapping is named " SECBUF_VMA_NAME ")";
-	case AUDIT_BY_NAME | AUDIT_BY_VMFLAGS: return "name " SECBUF_VMA_NAME " and VmFlags dd+wf";
-	case AUDIT_BY_RANGE: return "address range";
+	case AUDIT_BY_NAME:
+		return "name " SECBUF_VMA_NAME;
+	case AUDIT_BY_VMFLAGS:
+		return "VmFlags dd+wf (no mapping is named " SECBUF_VMA_NAME ")";
+	case AUDIT_BY_NAME | AUDIT_BY_VMFLAGS:
+		return "name " SECBUF_VMA_NAME " and VmFlags dd+wf";
+	case AUDIT_BY_RANGE:
+		return "address range";
 	}
 	return by & AUDIT_BY_LOCKED ? "name, VmFlags dd+wf and VmFlags lo (--all)" : "?";
 }
@@ -147,11 +151,13 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 
 	printf("secbuf-audit: pid %d (", (int)pid);
 	print_str(comm, 0);
-	printf("), page flags from %s\n", kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
+	printf("), page flags from %s\n",
+	       kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
 	printf("selection: %s\n", n ? selection_text(t->by) : "nothing selected");
 	if (n)
-		printf("%-27s %10s %-4s %-11s %8s %8s %8s %8s %-7s %s\n", "range", "size_kB", "perm", "lo lf dd wf",
-		       "resident", "locked", "swapped", "unevict", "by", "verdict");
+		printf("%-27s %10s %-4s %-11s %8s %8s %8s %8s %-7s %s\n", "range", "size_kB",
+		       "perm", "lo lf dd wf", "resident", "locked", "swapped", "unevict", "by",
+		       "verdict");
 	for (size_t i = 0; i < n; i++) {
 		char range[40], uv[24];
 
@@ -161,10 +167,11 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 		else
 			snprintf(uv, sizeof(uv), "?");
 		printf("%-27s %10lu %-4s %-2s %-2s %-2s %-2s %8lu %8lu %8lu %8s %-7s %s%s", range,
-		       (m[i].end - m[i].start) >> 10, m[i].perms,
-		       m[i].lo ? "lo" : "-", m[i].lf ? "lf" : "-", m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-",
-		       m[i].resident, m[i].locked, m[i].swapped, uv, audit_by_name(m[i].by, by, sizeof(by)),
-		       is_dirty(&m[i]) ? "LEAK" : "ok", m[i].name[0] ? " " : "");
+		       (m[i].end - m[i].start) >> 10, m[i].perms, m[i].lo ? "lo" : "-",
+		       m[i].lf ? "lf" : "-", m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-",
+		       m[i].resident, m[i].locked, m[i].swapped, uv,
+		       audit_by_name(m[i].by, by, sizeof(by)), is_dirty(&m[i]) ? "LEAK" : "ok",
+		       m[i].name[0] ? " " : "");
 		print_str(m[i].name, 0);
 		putchar('\n');
 	}
@@ -189,7 +196,8 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 	print_str(comm, 1);
 	printf(",\"kpageflags\":%s,\"searched\":\"%s\"", kpf ? "true" : "false",
 	       audit_by_name(searched, by, sizeof(by)));
-	printf(",\"selection\":\"%s\",\"mappings\":[", n ? audit_by_name(t->by, by, sizeof(by)) : "none");
+	printf(",\"selection\":\"%s\",\"mappings\":[",
+	       n ? audit_by_name(t->by, by, sizeof(by)) : "none");
 	for (size_t i = 0; i < n; i++) {
 		printf("%s{\"start\":\"0x%lx\",\"end\":\"0x%lx\",\"size\":%lu,\"perms\":\"%s\",\"name\":",
 		       i ? "," : "", m[i].start, m[i].end, m[i].end - m[i].start, m[i].perms);
@@ -197,22 +205,27 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 		printf(",\"vmflags\":");
 		print_str(m[i].vmflags, 1);
 		printf(",\"by\":\"%s\",\"lo\":%d,\"lf\":%d,\"dd\":%d,\"wf\":%d,\"pages\":%lu,\"resident\":%lu,"
-		       "\"locked\":%lu,\"swapped\":%lu,\"unevictable\":", audit_by_name(m[i].by, by, sizeof(by)),
-		       m[i].lo, m[i].lf, m[i].dd, m[i].wf, m[i].pages, m[i].resident, m[i].locked, m[i].swapped);
+		       "\"locked\":%lu,\"swapped\":%lu,\"unevictable\":",
+		       audit_by_name(m[i].by, by, sizeof(by)), m[i].lo, m[i].lf, m[i].dd, m[i].wf,
+		       m[i].pages, m[i].resident, m[i].locked, m[i].swapped);
 		if (kpf)
 			printf("%lu", m[i].unevictable);
 		else
 			printf("null");
-		printf(",\"evictable\":%lu,\"clean\":%s}", m[i].evictable, is_dirty(&m[i]) ? "false" : "true");
+		printf(",\"evictable\":%lu,\"clean\":%s}", m[i].evictable,
+		       is_dirty(&m[i]) ? "false" : "true");
 	}
 	printf("],\"summary\":{\"mappings\":%zu,\"pages\":%lu,\"resident\":%lu,\"locked\":%lu,\"swapped\":%lu,"
-	       "\"unevictable\":", n, t->pages, t->resident, t->locked, t->swapped);
+	       "\"unevictable\":",
+	       n, t->pages, t->resident, t->locked, t->swapped);
 	if (kpf)
 		printf("%lu", t->unevictable);
 	else
 		printf("null");
 	printf(",\"evictable\":%lu,\"clean\":%s}}\n", t->evictable,
-	       !n ? "null" : t->dirty ? "false" : "true");
+	       !n	? "null" :
+	       t->dirty ? "false" :
+			  "true");
 }
 
 /* The process's name as the kernel keeps it: up to 15 arbitrary bytes. */
@@ -246,12 +259,9 @@ static const char *scan_error(int err)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 }
+		{ "all", no_argument, NULL, 'a' },     { "range", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },    { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, { 0 }
 	};
 	struct audit_select sel = { 0 };
 	struct audit_map *maps;
@@ -262,21 +272,35 @@ int main(int argc, char **argv)
 	int kpf, opt;
 	long pid;
 
-	opterr = 0;	/* reported below, as JSON too when --json comes later */
+	opterr = 0; /* reported below, as JSON too when --json comes later */
 	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'a': sel.all = 1; break;
+		case 'a':
+			sel.all = 1;
+			break;
 		case 'r':
-			if (sscanf(optarg, "%lx-%lx%c", &sel.range_start, &sel.range_end, comm) != 2 ||
+			if (sscanf(optarg, "%lx-%lx%c", &sel.range_start, &sel.range_end, comm) !=
+				    2 ||
 			    sel.range_start >= sel.range_end)
-				snprintf(bad, sizeof(bad), "bad --range %s (hex START-END, START below END)", optarg);
+				snprintf(bad, sizeof(bad),
+					 "bad --range %s (hex START-END, START below END)", optarg);
 			sel.have_range = 1;
 			break;
-		case 'j': json = 1; break;
-		case 'h': usage(stdout); return EXIT_CLEAN;
-		case 'V': printf("secbuf-audit (secbuf) %s\n", SECBUF_VERSION); return EXIT_CLEAN;
-		case ':': snprintf(bad, sizeof(bad), "%s needs an argument", argv[optind - 1]); break;
-		default: snprintf(bad, sizeof(bad), "unknown option %s", argv[optind - 1]); break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CLEAN;
+		case 'V':
+			printf("secbuf-audit (secbuf) %s\n", SECBUF_VERSION);
+			return EXIT_CLEAN;
+		case ':':
+			snprintf(bad, sizeof(bad), "%s needs an argument", argv[optind - 1]);
+			break;
+		default:
+			snprintf(bad, sizeof(bad), "unknown option %s", argv[optind - 1]);
+			break;
 		}
 	}
 	if (!bad[0] && optind != argc - 1)
@@ -296,7 +320,8 @@ int main(int argc, char **argv)
 		searched |= AUDIT_BY_LOCKED;
 
 	if (audit_scan(pid, &sel, &maps, &n, &kpf) < 0)
-		return error(pid, "pid %ld: cannot read smaps or pagemap: %s", pid, scan_error(errno));
+		return error(pid, "pid %ld: cannot read smaps or pagemap: %s", pid,
+			     scan_error(errno));
 	read_comm(pid, comm, sizeof(comm));
 	for (size_t i = 0; i < n; i++) {
 		t.pages += maps[i].pages;
@@ -316,7 +341,8 @@ int main(int argc, char **argv)
 	if (fflush(stdout) != 0)
 		return error(pid, "stdout: %s", strerror(errno));
 	if (!n) {
-		fprintf(stderr, "secbuf-audit: pid %ld: nothing audited: no mapping selected\n", pid);
+		fprintf(stderr, "secbuf-audit: pid %ld: nothing audited: no mapping selected\n",
+			pid);
 		return EXIT_NOTHING;
 	}
 	return t.dirty ? EXIT_LEAK : EXIT_CLEAN;

@@ -30,7 +30,8 @@ const char *audit_by_name(unsigned by, char *buf, size_t size)
 	buf[0] = '\0';
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (by & (1U << i))
-			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "+" : "", names[i]);
+			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+					len ? "+" : "", names[i]);
 	return buf;
 }
 
@@ -111,7 +112,8 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 	return 0;
 }
 
-int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags)
+int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
+	       int *kpageflags)
 {
 	struct scan sc = { pid, sel, NULL, 0, 0 };
 	int err;

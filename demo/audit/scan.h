@@ -19,29 +19,29 @@
  * as a leak instead of vanishing from it.
  */
 enum audit_by {
-	AUDIT_BY_NAME = 1,		/* named [anon:secbuf] */
-	AUDIT_BY_VMFLAGS = 2,		/* VmFlags dd and wf: secbuf's signature */
-	AUDIT_BY_LOCKED = 4,		/* VmFlags lo, with --all */
-	AUDIT_BY_RANGE = 8,		/* overlaps --range */
+	AUDIT_BY_NAME = 1,    /* named [anon:secbuf] */
+	AUDIT_BY_VMFLAGS = 2, /* VmFlags dd and wf: secbuf's signature */
+	AUDIT_BY_LOCKED = 4,  /* VmFlags lo, with --all */
+	AUDIT_BY_RANGE = 8,   /* overlaps --range */
 };
 
 struct audit_map {
-	unsigned long start, end;	/* the part audited (clipped to --range) */
+	unsigned long start, end; /* the part audited (clipped to --range) */
 	char perms[5];
 	char name[256];
-	char vmflags[160];		/* the smaps VmFlags line as printed */
-	int lo, lf, dd, wf;		/* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
-	unsigned by;			/* enum audit_by: the first reason it was selected */
+	char vmflags[160];  /* the smaps VmFlags line as printed */
+	int lo, lf, dd, wf; /* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
+	unsigned by;	    /* enum audit_by: the first reason it was selected */
 	unsigned long pages;
-	unsigned long resident;		/* pagemap PM_PRESENT */
-	unsigned long swapped;		/* pagemap PM_SWAPPED */
-	unsigned long locked;		/* resident and mlocked (see audit_scan()) */
-	unsigned long unevictable;	/* KPF_UNEVICTABLE; only with kpageflags */
-	unsigned long evictable;	/* resident but not locked: reclaim may swap it */
+	unsigned long resident;	   /* pagemap PM_PRESENT */
+	unsigned long swapped;	   /* pagemap PM_SWAPPED */
+	unsigned long locked;	   /* resident and mlocked (see audit_scan()) */
+	unsigned long unevictable; /* KPF_UNEVICTABLE; only with kpageflags */
+	unsigned long evictable;   /* resident but not locked: reclaim may swap it */
 };
 
 struct audit_select {
-	int all;			/* every VM_LOCKED mapping too */
+	int all; /* every VM_LOCKED mapping too */
 	int have_range;
 	unsigned long range_start, range_end;
 };
@@ -61,6 +61,7 @@ const char *audit_by_name(unsigned by, char *buf, size_t size);
  * locked.  Pages beyond the end of pagemap (the [vsyscall] page, above the
  * user address space) count as not present.  Returns 0, or -1 with errno.
  */
-int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags);
+int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
+	       int *kpageflags);
 
 #endif
