@@ -19,11 +19,20 @@
  * as a leak instead of vanishing from it.
  */
 enum audit_by {
-	AUDIT_BY_NAME = 1,    /* named [anon:secbuf] */
-	AUDIT_BY_VMFLAGS = 2, /* VmFlags dd and wf: secbuf's signature */
-	AUDIT_BY_LOCKED = 4,  /* VmFlags lo, with --all */
-	AUDIT_BY_RANGE = 8,   /* overlaps --range */
+	AUDIT_BY_NAME = 1,	 /* named [anon:secbuf] */
+	AUDIT_BY_VMFLAGS = 2,	 /* VmFlags dd and wf: secbuf's signature */
+	AUDIT_BY_LOCKED = 4,	 /* VmFlags lo, with --all */
+	AUDIT_BY_RANGE = 8,	 /* overlaps --range */
+	AUDIT_BY_SECRETMEM = 16, /* memfd_secret memory, with likely */
+	AUDIT_BY_DONTDUMP = 32,	 /* other anonymous memory, locked and DONTDUMP, with likely */
 };
+
+/*
+ * memfd_secret(2) memory as /proc names it.  The kernel itself locks it,
+ * leaves it out of core dumps and removes it from its direct map: whoever
+ * holds it, it is a secret.
+ */
+#define SECRETMEM_NAME "/secretmem (deleted)"
 
 struct audit_map {
 	unsigned long start, end; /* the part audited (clipped to --range) */
@@ -37,11 +46,22 @@ struct audit_map {
 	unsigned long swapped;	   /* pagemap PM_SWAPPED */
 	unsigned long locked;	   /* resident and mlocked (see audit_scan()) */
 	unsigned long unevictable; /* KPF_UNEVICTABLE; only with kpageflags */
+	unsigned long flags_read;  /* resident pages whose kpageflags were read */
 	unsigned long evictable;   /* resident but not locked: reclaim may swap it */
 };
 
 struct audit_select {
 	int all; /* every VM_LOCKED mapping too */
+	/*
+	 * Likely secrets that are not secbuf's too: memfd_secret memory, and
+	 * anonymous mappings that are locked and left out of core dumps
+	 * (VmFlags lo and dd, not a device's io or pf), as sodium_malloc()
+	 * and OpenSSL's secure heap make them.
+	 */
+	int likely;
+	/* Test hooks: SIGSTOP ourselves after the first selected mapping of */
+	pid_t stop_in;	  /* this pid (its smaps half read), */
+	pid_t stop_after; /* or after all of this pid's smaps and pagemap */
 	int have_range;
 	unsigned long range_start, range_end;
 };
@@ -51,7 +71,8 @@ const char *audit_by_name(unsigned by, char *buf, size_t size);
 
 /*
  * Collect the selected mappings of pid: those named [anon:secbuf] or with
- * VmFlags dd and wf, plus every locked one with sel->all; or, with a range,
+ * VmFlags dd and wf, plus every locked one with sel->all and the likely
+ * secrets with sel->likely; or, with a range,
  * those overlapping it (clipped to it).  *kpageflags
  * says whether page flags could be read (root): then a page counts as locked
  * when KPF_MLOCKED or KPF_UNEVICTABLE is set (of the head page, for a
