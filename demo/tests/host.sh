@@ -9,7 +9,7 @@
 # read-only textfile directory, and an unreadable /proc, in a mount
 # namespace.  usage: tests/host.sh BINDIR   (prints TAP)
 set -u
-bin=$1
+bin=$(cd "$1" && pwd)
 # shellcheck source=../../tests/lib/tap.sh
 . "$(dirname "$0")/../../tests/lib/tap.sh"
 dir=$(mktemp -d /tmp/secbuf-host-test.XXXXXX)
