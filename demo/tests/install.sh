@@ -47,6 +47,11 @@ ok "man secbuf-audit documents exit codes 0, 1, 2 and 3" bash -c \
 	'man -l "$1" 2>/dev/null | sed -n "/EXIT STATUS/,/NOTES/p" >"$2" &&
 	 for c in 0 1 2 3; do grep -qE "^ +$c +[A-Z]" "$2" || exit 1; done' _ "$dest/usr/share/man/man8/secbuf-audit.8" \
 	"$tmp/exit"
+ok "man secbuf-audit documents --host, its Prometheus series and the timer's directory" bash -c \
+	'm=$(man -l "$0" 2>/dev/null) && for k in "--host" secbuf_audit_success secbuf_secret_memory_bytes \
+		secbuf_audit_scan_errors_total "--output=/var/lib/prometheus/node-exporter/secbuf.prom"; do
+		grep -qF -- "$k" <<<"$m" || { echo "# missing $k"; exit 1; }; done' \
+	"$dest/usr/share/man/man8/secbuf-audit.8"
 
 ok "secbuf-run --version: exit 0, \"secbuf-run $version\"" \
 	bash -c '[ "$("$1" --version)" = "secbuf-run $2" ]' _ "$dest/usr/bin/secbuf-run" "$version"
