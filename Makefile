@@ -12,7 +12,8 @@ KVERS ?= 6.1 6.12
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
-	check-guest check-asan check-valgrind demo demo-host demo-minisign bench install uninstall qemu-shell clean
+	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
+	qemu-shell clean
 
 all: lib
 	$(MAKE) -C demo all
@@ -88,6 +89,13 @@ demo-minisign: deps guest-image
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
+
+# secbuf-audit --host against 100, 1,000 and 5,000 processes and its floor
+# (root: a PID namespace; about a minute; bench/results/audit.md).
+bench-audit: deps lib
+	$(MAKE) -C demo all
+	$(MAKE) -C bench all
+	@bench/audit-scale
 
 # The library (with header, pkg-config file and man pages), the demo's
 # programs with their man pages, and the systemd unit.

@@ -3,9 +3,10 @@
 # make install and make uninstall from the top of the tree, as a packager
 # or an operator runs them: where each file lands, --version, the man
 # pages, the hardening of the installed ELF files, secbuf.pc, the systemd
-# unit, and an uninstall that leaves no file behind.  systemd is not PID 1
-# on a build host, so the unit is checked with systemd-analyze verify and
-# its syscall filter, never started.
+# units (secbufd's, the audit's service and timer), and an uninstall that
+# leaves no file behind.  systemd is not PID 1 on a build host, so the
+# units are checked with systemd-analyze verify and their syscall
+# filters, never started.
 # usage: tests/install.sh BINDIR   (prints TAP)
 set -u
 bin=$1
@@ -19,13 +20,14 @@ installed=$(cd "$dest" && find . ! -type d | sort)
 echo "$installed" | sed 's/^/# /'
 expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
 ./usr/share/man/man8/secbufd.8 ./usr/share/man/man8/secbuf-audit.8 ./usr/share/man/man1/secbufctl.1
-./usr/lib/systemd/system/secbufd.service ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
+./usr/lib/systemd/system/secbufd.service ./usr/lib/systemd/system/secbuf-audit-textfile.service
+./usr/lib/systemd/system/secbuf-audit-textfile.timer ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
 ./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3
 ./usr/lib/libsecbuf-sodium.so ./usr/bin/secbuf-run ./usr/share/man/man7/libsecbuf-sodium.7
 ./usr/share/man/man1/secbuf-run.1"
 missing=
 for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; done
-ok "programs, man pages (1, 3, 7, 8), unit, libraries, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
+ok "programs, man pages (1, 3, 7, 8), units, libraries, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
 	test -z "$missing"
 
 for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
@@ -45,6 +47,11 @@ ok "man secbuf-audit documents exit codes 0, 1, 2 and 3" bash -c \
 	'man -l "$1" 2>/dev/null | sed -n "/EXIT STATUS/,/NOTES/p" >"$2" &&
 	 for c in 0 1 2 3; do grep -qE "^ +$c +[A-Z]" "$2" || exit 1; done' _ "$dest/usr/share/man/man8/secbuf-audit.8" \
 	"$tmp/exit"
+ok "man secbuf-audit documents --host, its Prometheus series and the timer's directory" bash -c \
+	'm=$(man -l "$0" 2>/dev/null) && for k in "--host" secbuf_audit_success secbuf_secret_memory_bytes \
+		secbuf_audit_scan_errors_total "--output=/var/lib/prometheus/node-exporter/secbuf.prom"; do
+		grep -qF -- "$k" <<<"$m" || { echo "# missing $k"; exit 1; }; done' \
+	"$dest/usr/share/man/man8/secbuf-audit.8"
 
 ok "secbuf-run --version: exit 0, \"secbuf-run $version\"" \
 	bash -c '[ "$("$1" --version)" = "secbuf-run $2" ]' _ "$dest/usr/bin/secbuf-run" "$version"
@@ -79,6 +86,11 @@ ok "libsecbuf-sodium.so: full RELRO, stack protector, _FORTIFY_SOURCE" harden "$
 
 unit=$dest/usr/lib/systemd/system/secbufd.service
 ok "the unit runs the installed daemon (ExecStart=/usr/sbin/secbufd ...)" grep -q '^ExecStart=/usr/sbin/secbufd ' "$unit"
+aunit=$dest/usr/lib/systemd/system/secbuf-audit-textfile.service
+ok "the audit's unit writes secbuf.prom into Debian's textfile directory, with the installed audit" bash -c \
+	'grep -qx "ExecStart=/usr/sbin/secbuf-audit --host --format=prometheus --output=$1/secbuf.prom" "$0" &&
+	 grep -qx "ReadWritePaths=$1" "$0" && grep -qx "ConditionPathIsDirectory=$1" "$0"' \
+	"$aunit" /var/lib/prometheus/node-exporter
 
 ok "make uninstall with the same DESTDIR and PREFIX" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr
 left=$(cd "$dest" && find . ! -type d)
@@ -87,10 +99,13 @@ ok "after uninstall no file is left in DESTDIR${left:+ (left: $(echo $left))}" t
 # systemd-analyze verify needs the unit's ExecStart binary and its man page
 # where the unit says they are: install into a real prefix for it.
 prefix=$tmp/prefix
-make -s -C "$top" install PREFIX="$prefix" >/dev/null 2>&1
-vout=$(MANPATH=$prefix/share/man systemd-analyze verify "$prefix/lib/systemd/system/secbufd.service" 2>&1)
-ok "systemd-analyze verify accepts the unit: no error, no warning" test $? -eq 0 -a -z "$vout"
-[ -n "$vout" ] && echo "$vout" | sed 's/^/# /'
+# The textfile directory is the installer's choice too.
+make -s -C "$top" install PREFIX="$prefix" TEXTFILE_DIR="$tmp/textfile" >/dev/null 2>&1
+for u in secbufd.service secbuf-audit-textfile.service secbuf-audit-textfile.timer; do
+	vout=$(MANPATH=$prefix/share/man systemd-analyze verify "$prefix/lib/systemd/system/$u" 2>&1)
+	ok "systemd-analyze verify accepts $u: no error, no warning" test $? -eq 0 -a -z "$vout"
+	[ -n "$vout" ] && echo "$vout" | sed 's/^/# /'
+done
 punit=$prefix/lib/systemd/system/secbufd.service
 ok "the unit has LimitMEMLOCK=, RuntimeDirectory=, Type=notify and a sandbox" bash -c \
 	'for k in LimitMEMLOCK= RuntimeDirectory=secbufd Type=notify ProtectSystem=strict PrivateTmp=yes \
@@ -109,17 +124,40 @@ expand() {	# expand @GROUP|NAME...: the syscall names, groups expanded
 		esac
 	done
 }
-allow=$(grep '^SystemCallFilter=[^~]' "$punit" | sed 's/^SystemCallFilter=//')
-deny=$(grep '^SystemCallFilter=~' "$punit" | sed 's/^SystemCallFilter=~//')
-allowed=$(comm -23 <(expand $allow | sort -u) <(expand $deny | sort -u))
-blocked=
-for call in mmap munmap mprotect madvise mlock mlock2 munlock mincore prctl capget setrlimit \
+blocked() {	# blocked UNIT CALL...: the calls its SystemCallFilter= lines forbid
+	local allow deny allowed call
+	allow=$(grep '^SystemCallFilter=[^~]' "$1" | sed 's/^SystemCallFilter=//')
+	deny=$(grep '^SystemCallFilter=~' "$1" | sed 's/^SystemCallFilter=~//')
+	# shellcheck disable=SC2086 # one group or name per word
+	allowed=$(comm -23 <(expand $allow | sort -u) <(expand $deny | sort -u))
+	[ -n "$allowed" ] || { echo "(nothing allowed)"; return; }
+	shift
+	for call; do grep -qx "$call" <<<"$allowed" || echo "$call"; done
+}
+b=$(blocked "$punit" mmap munmap mprotect madvise mlock mlock2 munlock mincore prctl capget setrlimit \
 	getrandom rt_sigprocmask signalfd4 epoll_create1 epoll_ctl epoll_wait socket bind listen accept4 \
-	getsockopt sendto read write close mkdir chmod unlink umask; do
-	grep -qx "$call" <<<"$allowed" || blocked="$blocked $call"
-done
-ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock and the daemon's calls${blocked:+ (blocked:$blocked)}" \
-	test -n "$allowed" -a -z "$blocked"
+	getsockopt sendto read write close mkdir chmod unlink umask)
+ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock and the daemon's calls${b:+ (blocked: $(echo $b))}" \
+	test -z "$b"
+
+aunit=$prefix/lib/systemd/system/secbuf-audit-textfile.service
+ok "the audit's unit writes into TEXTFILE_DIR= of make install" bash -c \
+	'grep -qx "ReadWritePaths=$1" "$0" && grep -q "^ExecStart=.* --output=$1/secbuf.prom$" "$0"' \
+	"$aunit" "$tmp/textfile"
+ok "the audit's unit: oneshot, leaks and nothing-audited are not failures, a sandbox" bash -c \
+	'for k in Type=oneshot "SuccessExitStatus=1 3" CapabilityBoundingSet=CAP_SYS_PTRACE ProtectSystem=strict \
+		ProtectHome=yes PrivateTmp=yes PrivateNetwork=yes NoNewPrivileges=yes MemoryDenyWriteExecute=yes \
+		RestrictAddressFamilies=none SystemCallFilter=@system-service UMask=0022; do
+		grep -qx "$k" "$1" || { echo "# missing $k"; exit 1; }; done' _ "$aunit"
+# Every call the audit makes: open and read /proc, pagemap at an offset,
+# list /proc, the lf probe (mmap, mlock2), the file replaced whole.
+b=$(blocked "$aunit" openat read pread64 getdents64 close newfstatat mmap munmap mlock2 brk \
+	clock_gettime write fchmod fsync rename unlink umask exit_group)
+ok "the audit's SystemCallFilter keeps every call of a scan and an atomic write${b:+ (blocked: $(echo $b))}" \
+	test -z "$b"
+ok "the timer runs it every few minutes and is wanted by timers.target" bash -c \
+	'grep -q "^OnUnitActiveSec=" "$0" && grep -qx "WantedBy=timers.target" "$0"' \
+	"$prefix/lib/systemd/system/secbuf-audit-textfile.timer"
 
 # LimitMEMLOCK= must cover what the daemon, started as the unit starts it,
 # says it needs (its refusal under a tiny limit names the amount).

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../audit-scan.h"
+#include "../audit/scan.h"
 #include "../client.h"
 #include "spawn.h"
 #include "tap.h"

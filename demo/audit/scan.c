@@ -1,8 +1,9 @@
-/* audit-scan.c - which mappings to audit, and their pages' state (kfacts). */
+/* scan.c - which mappings to audit, and their pages' state (kfacts). */
 #define _GNU_SOURCE
-#include "audit-scan.h"
+#include "scan.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,27 +11,40 @@
 
 #include "kfacts.h"
 
-/* Why m is selected (enum audit_by), or 0. */
-static unsigned selected(const struct audit_map *m, const struct audit_select *sel)
+/*
+ * Why v is selected (enum audit_by), or 0.  Decided on smaps alone, before
+ * anything is copied: a host scan passes every mapping of every process.
+ */
+static unsigned selected(const struct smaps_vma *v, const struct audit_select *sel)
 {
+	bool lo = vmflag_has(v, "lo"), dd = vmflag_has(v, "dd");
+
 	if (sel->have_range)
-		return m->start < sel->range_end && sel->range_start < m->end ? AUDIT_BY_RANGE : 0;
-	if (!strcmp(m->name, SECBUF_VMA_NAME))
+		return v->start < sel->range_end && sel->range_start < v->end ? AUDIT_BY_RANGE : 0;
+	if (!strcmp(v->name, SECBUF_VMA_NAME))
 		return AUDIT_BY_NAME;
-	if (m->dd && m->wf)
+	if (dd && vmflag_has(v, "wf"))
 		return AUDIT_BY_VMFLAGS;
-	return sel->all && m->lo ? AUDIT_BY_LOCKED : 0;
+	if (sel->likely && lo && dd && !strcmp(v->name, SECRETMEM_NAME))
+		return AUDIT_BY_SECRETMEM;
+	/* Not a file, not a device's or the kernel's ([vvar] is io pf dd). */
+	if (sel->likely && lo && dd && v->name[0] != '/' && !vmflag_has(v, "io") &&
+	    !vmflag_has(v, "pf"))
+		return AUDIT_BY_DONTDUMP;
+	return sel->all && lo ? AUDIT_BY_LOCKED : 0;
 }
 
 const char *audit_by_name(unsigned by, char *buf, size_t size)
 {
-	static const char *const names[] = { "name", "vmflags", "locked", "range" };
+	static const char *const names[] = { "name",  "vmflags",   "locked",
+					     "range", "secretmem", "dontdump" };
 	size_t len = 0;
 
 	buf[0] = '\0';
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (by & (1U << i))
-			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "+" : "", names[i]);
+			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+					len ? "+" : "", names[i]);
 	return buf;
 }
 
@@ -50,6 +64,7 @@ static int count_pages(struct audit_map *m, pid_t pid)
 	m->resident = c.present;
 	m->swapped = c.swapped;
 	m->unevictable = c.unevictable;
+	m->flags_read = c.flags_read;
 	m->locked = c.locked + (m->lo ? unknown : 0);
 	m->evictable = m->resident - m->locked;
 	return 0;
@@ -75,6 +90,7 @@ struct scan {
 	const struct audit_select *sel;
 	struct audit_map *maps;
 	size_t n, cap;
+	int stopped;
 };
 
 /* One smaps entry: select it, clip it to the range, count its pages. */
@@ -82,8 +98,11 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 {
 	struct scan *sc = arg;
 	struct audit_map cur;
+	unsigned by = selected(v, sc->sel);
 	size_t len;
 
+	if (!by)
+		return 0;
 	memset(&cur, 0, sizeof(cur));
 	cur.start = v->start;
 	cur.end = v->end;
@@ -97,9 +116,7 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 	cur.lf = vmflag_has(v, "lf");
 	cur.dd = vmflag_has(v, "dd");
 	cur.wf = vmflag_has(v, "wf");
-	cur.by = selected(&cur, sc->sel);
-	if (!cur.by)
-		return 0;
+	cur.by = by;
 	if (sc->sel->have_range) {
 		if (cur.start < sc->sel->range_start)
 			cur.start = sc->sel->range_start;
@@ -108,12 +125,16 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 	}
 	if (count_pages(&cur, sc->pid) < 0 || push(&sc->maps, &sc->n, &sc->cap, &cur) < 0)
 		return -1;
+	/* The test of a process that exits while its smaps is read. */
+	if (sc->sel->stop_in == sc->pid && !sc->stopped++)
+		raise(SIGSTOP);
 	return 0;
 }
 
-int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n, int *kpageflags)
+int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
+	       int *kpageflags)
 {
-	struct scan sc = { pid, sel, NULL, 0, 0 };
+	struct scan sc = { pid, sel, NULL, 0, 0, 0 };
 	int err;
 
 	*maps = NULL;
@@ -125,6 +146,8 @@ int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **map
 		errno = err;
 		return -1;
 	}
+	if (sel->stop_after == pid)
+		raise(SIGSTOP);
 	*maps = sc.maps;
 	*n = sc.n;
 	return 0;
