@@ -16,31 +16,93 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include "init.h"
 
-static int strict = -1;		/* SECBUF_STRICT=1: a refused lock is an error */
+/* SECBUF_STRICT, read at the first allocation. */
+enum { STRICT_UNREAD = -1, STRICT_NO, STRICT_YES, STRICT_BAD };
+static int strict = STRICT_UNREAD;
+static int complained;		/* the one line about a bad SECBUF_STRICT was printed */
 static int warned;		/* the one warning about unlocked memory was printed */
 
-static unsigned alloc_flags(void)
+/* ASCII only: strcasecmp() follows the locale, where "I" need not fold to "i". */
+static int same_word(const char *value, const char *word)
+{
+	for (; *value && *word; value++, word++)
+		if ((*value >= 'A' && *value <= 'Z' ? *value - 'A' + 'a' : *value) != *word)
+			return 0;
+	return *value == *word;
+}
+
+static int parse_strict(const char *value)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "", "0", "false", "no", "off" };
+	size_t i;
+
+	if (!value)
+		return STRICT_NO;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (same_word(value, yes[i]))
+			return STRICT_YES;
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (same_word(value, no[i]))
+			return STRICT_NO;
+	return STRICT_BAD;
+}
+
+/*
+ * A value that is neither a yes nor a no is a mistake, most likely a yes
+ * misspelt: taking it for a no would hand out unlocked memory to a user
+ * who asked for none.  Say so once, on one line (what the environment
+ * holds is shown printable and cut short).
+ */
+static void complain_strict(const char *value)
+{
+	char shown[33], msg[400];
+	size_t i;
+	int n;
+
+	if (__atomic_exchange_n(&complained, 1, __ATOMIC_RELAXED))
+		return;
+	for (i = 0; value[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = value[i] >= ' ' && value[i] <= '~' ? value[i] : '?';
+	shown[i] = 0;
+	n = snprintf(msg, sizeof(msg),
+		     "libsecbuf-sodium: %s[%d]: SECBUF_STRICT=\"%s%s\" is "
+		     "neither a yes (1, true, yes, on) nor a no (0, false, no, off, empty): "
+		     "every sodium_malloc() fails with EINVAL\n",
+		     program_invocation_short_name, (int)getpid(), shown, value[i] ? "..." : "");
+	if (n > 0)
+		(void)!write(STDERR_FILENO, msg,
+			     (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+}
+
+/* 0 (strict) or SECBUF_BEST_EFFORT; -1 with errno EINVAL if SECBUF_STRICT is neither. */
+static int alloc_flags(void)
 {
 	int s = __atomic_load_n(&strict, __ATOMIC_RELAXED);
 
-	if (s < 0) {
+	if (s == STRICT_UNREAD) {
 		const char *env = secure_getenv("SECBUF_STRICT");
 
-		s = env && strcmp(env, "1") == 0;
+		s = parse_strict(env);
+		if (s == STRICT_BAD)
+			complain_strict(env);
 		__atomic_store_n(&strict, s, __ATOMIC_RELAXED);
 	}
-	return s ? 0 : SECBUF_BEST_EFFORT;
+	if (s == STRICT_BAD) {
+		errno = EINVAL;
+		return -1;
+	}
+	return s == STRICT_YES ? 0 : SECBUF_BEST_EFFORT;
 }
 
 /*
  * libsodium hands out memory whose lock failed without a word; we hand it
- * out too (unless SECBUF_STRICT=1), but say so, once, with the way out.
+ * out too (unless SECBUF_STRICT says yes), but say so, once, with the way out.
  */
 static void warn_unlocked(void)
 {
@@ -71,11 +133,13 @@ static void warn_unlocked(void)
 __attribute__((visibility("default")))
 void *sodium_malloc(size_t size)
 {
-	int saved = errno, method;
-	void *p;
+	int saved = errno, flags, method;
+	void *p = NULL;
 
 	sb_enter(__func__);
-	p = sb_ready(alloc_flags()) < 0 ? NULL : sb_alloc_guarded(size, alloc_flags(), 1, &method);
+	flags = alloc_flags();
+	if (flags >= 0 && sb_ready(flags) == 0)
+		p = sb_alloc_guarded(size, flags, 1, &method);
 	if (p) {
 		if (method == SECBUF_LOCK_NONE)
 			warn_unlocked();

@@ -410,6 +410,22 @@ static int strict_main(void)
 	return 0;
 }
 
+/* A SECBUF_STRICT that is neither a yes nor a no: every call fails, EINVAL. */
+static int bad_strict_main(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		errno = 0;
+		if (sodium_malloc(4096) || errno != EINVAL)
+			return 2;
+	}
+	errno = 0;
+	if (sodium_allocarray(2, 64) || errno != EINVAL)
+		return 3;
+	return 0;
+}
+
 static int count(const char *s, const char *needle)
 {
 	int n = 0;
@@ -450,6 +466,74 @@ START_TEST(strict_refused_lock_fails)
 }
 END_TEST
 
+/* Every spelling of a yes makes a refused lock an error; every no, a warning. */
+START_TEST(strict_spellings)
+{
+	static const char *const yes[] = { "SECBUF_STRICT=1", "SECBUF_STRICT=true",
+					   "SECBUF_STRICT=YES", "SECBUF_STRICT=On" };
+	static const char *const no[] = { "SECBUF_STRICT=0", "SECBUF_STRICT=False",
+					  "SECBUF_STRICT=no", "SECBUF_STRICT=OFF",
+					  "SECBUF_STRICT=" };
+	struct sbt_self se = { .deny = no_lock, .ndeny = 2, .before_exec = no_forced_method };
+	char msg[1024], fails[2048] = "";
+	size_t i;
+	int st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from a seccomp filter");
+	se.mode = "--strict";
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		se.env = yes[i];
+		st = sbt_run_self(&se, msg, sizeof(msg));
+		if (!sbt_exited_ok(st) || strstr(msg, "warning"))
+			sbt_note(fails, sizeof(fails),
+				 "%s: status %#x (exit 2: not NULL/EPERM): %s", yes[i], st, msg);
+	}
+	se.mode = "--refused";
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		se.env = no[i];
+		st = sbt_run_self(&se, msg, sizeof(msg));
+		if (!sbt_exited_ok(st) || count(msg, "warning") != 1)
+			sbt_note(fails, sizeof(fails), "%s: status %#x, want one warning: %s",
+				 no[i], st, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
+/*
+ * Neither a yes nor a no: EINVAL, whatever the method (before the probe's
+ * own errors), and one line naming the value, shown printable.
+ */
+START_TEST(strict_bad_value_is_einval)
+{
+	static const struct {
+		const char *env, *shown;
+	} cases[] = {
+		{ "SECBUF_STRICT=2", "\"2\"" },
+		{ "SECBUF_STRICT=enable", "\"enable\"" },
+		{ "SECBUF_STRICT= yes", "\" yes\"" },
+		{ "SECBUF_STRICT=on\nno", "\"on?no\"" },
+	};
+	struct sbt_self se = { .mode = "--bad-strict" };
+	char msg[1024], fails[2048] = "";
+	size_t i;
+	int st;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		se.env = cases[i].env;
+		st = sbt_run_self(&se, msg, sizeof(msg));
+		if (!sbt_exited_ok(st) || count(msg, "\n") != 1 || !strstr(msg, cases[i].shown) ||
+		    !strstr(msg, "1, true, yes, on") || !strstr(msg, "EINVAL"))
+			sbt_note(fails, sizeof(fails),
+				 "case %zu: status %#x (exit 2, 3: not EINVAL), "
+				 "want one line naming %s: %s",
+				 i, st, cases[i].shown, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	static const struct sbt_test tests[] = {
@@ -467,12 +551,15 @@ int main(int argc, char **argv)
 		SBT(real_libsodium_canary_checked_by_libsodium),
 		SBT(refused_lock_warns_once),
 		SBT(strict_refused_lock_fails),
+		SBT(strict_spellings),
+		SBT(strict_bad_value_is_einval),
 		SBT_END,
 	};
 	static const struct sbt_test *const groups[] = { tests, NULL };
 	static const struct sbt_mode modes[] = {
 		{ "--refused", refused_main },
 		{ "--strict", strict_main },
+		{ "--bad-strict", bad_strict_main },
 		{ NULL, NULL },
 	};
 
