@@ -67,6 +67,44 @@ START_TEST(preload_in_effect)
 }
 END_TEST
 
+/*
+ * libsecbuf-sodium(7), BUGS: a lookup through libsodium's own handle, as
+ * FFI bindings make it (ctypes, JNA), finds libsodium's sodium_malloc and
+ * bypasses the drop-in.  The ways round it that the page gives (the
+ * program's global scope, the drop-in's own handle) find ours.  Should the
+ * drop-in learn to intercept such lookups, this fails and the page must
+ * change.
+ */
+START_TEST(handle_lookup_bypasses_the_drop_in)
+{
+	void *ours = dlsym(RTLD_DEFAULT, "sodium_malloc");
+	void *sodium = dlopen("libsodium.so.23", RTLD_NOW | RTLD_LOCAL);
+	void *dropin = dlopen("libsecbuf-sodium.so", RTLD_NOW | RTLD_NOLOAD);
+	void *global = dlopen(NULL, RTLD_NOW);
+	void *(*theirs)(size_t);
+	unsigned char *p;
+	char line[256];
+
+	ck_assert_msg(sodium && dropin && global, "dlopen: %s", dlerror());
+	*(void **)&theirs = dlsym(sodium, "sodium_malloc");
+	ck_assert_ptr_nonnull(ours);
+	ck_assert_msg(*(void **)&theirs != ours, "libsodium's handle finds the drop-in's");
+	ck_assert_ptr_eq(dlsym(dropin, "sodium_malloc"), ours);
+	ck_assert_ptr_eq(dlsym(global, "sodium_malloc"), ours);
+	/* What the bypass hands out: libsodium's memory, filled, not ours. */
+	ck_assert_int_ge(sodium_init(), 0);
+	p = theirs(100);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(p[0], 0xdb);
+	ck_assert_int_eq(sbt_maps_line(p, line, sizeof(line)), 0);
+	ck_assert_msg(!strstr(line, "secbuf"), "libsodium's buffer is in %s", line);
+	sodium_free(p);
+	dlclose(global);
+	dlclose(dropin);
+	dlclose(sodium);
+}
+END_TEST
+
 /* Flush against the guard as libsodium places it: unaligned when the size is. */
 START_TEST(last_byte_flush_against_guard)
 {
@@ -603,6 +641,7 @@ int main(int argc, char **argv)
 {
 	static const struct sbt_test tests[] = {
 		SBT(preload_in_effect),
+		SBT(handle_lookup_bypasses_the_drop_in),
 		SBT(last_byte_flush_against_guard),
 		SBT(zero_sizes_are_freeable),
 		SBT(impossible_sizes_fail_with_enomem),
