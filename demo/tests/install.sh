@@ -24,7 +24,7 @@ expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
 ./usr/lib/systemd/system/secbuf-audit-textfile.timer ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
 ./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3
 ./usr/lib/libsecbuf-sodium.so ./usr/bin/secbuf-run ./usr/share/man/man7/libsecbuf-sodium.7
-./usr/share/man/man1/secbuf-run.1"
+./usr/share/man/man1/secbuf-run.1 ./usr/share/man/man7/secbuf.7"
 missing=
 for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; done
 ok "programs, man pages (1, 3, 7, 8), units, libraries, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
@@ -61,6 +61,10 @@ ok "man libsecbuf-sodium renders without warnings, documents SECBUF_STRICT and t
 	'[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null)" ] &&
 	 man -l "$1" | grep -q SECBUF_STRICT && man -l "$1" | grep -q "No 0xdb fill" &&
 	 man -l "$1" | grep -q "Forked children see zeros"' _ "$dest/usr/share/man/man7/libsecbuf-sodium.7"
+ok "man secbuf (7, the threat model) renders without warnings, with what is and is not protected" bash -c \
+	'[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null)" ] &&
+	 man -l "$1" | grep -q "^PROTECTED" && man -l "$1" | grep -q "^NOT PROTECTED"' _ \
+	"$dest/usr/share/man/man7/secbuf.7"
 ok "libsecbuf-sodium.so exports only the six sodium_* calls and needs only libc" bash -c \
 	'[ "$(nm -D --defined-only "$1" | awk "{ print \$3 }" | sort | tr "\n" " ")" = \
 	   "sodium_allocarray sodium_free sodium_malloc sodium_mprotect_noaccess sodium_mprotect_readonly sodium_mprotect_readwrite " ] &&
