@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -233,4 +234,33 @@ __attribute__((visibility("default")))
 int sodium_mprotect_readwrite(void *ptr)
 {
 	return protect(ptr, SECBUF_READWRITE, __func__);
+}
+
+static void warn_purge_failed(void)
+{
+	static const char msg[] = "libsecbuf-sodium: SECBUF_PURGE_ON_CRASH: the crash handlers "
+				  "could not be installed\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1); /* nothing else to do */
+}
+
+/*
+ * SECBUF_PURGE_ON_CRASH=1 (crashes) or =exit (crashes and exit) when the
+ * drop-in is loaded, before main: a program that never heard of libsecbuf
+ * gets the crash path, with its own handlers, installed later, first.
+ */
+__attribute__((constructor)) static void purge_from_environment(void)
+{
+	const char *env = secure_getenv("SECBUF_PURGE_ON_CRASH");
+	static const char bad[] = "libsecbuf-sodium: SECBUF_PURGE_ON_CRASH must be 1, exit or 0; "
+				  "no crash handlers installed\n";
+	int saved = errno;
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	if (strcmp(env, "1") && strcmp(env, "exit"))
+		(void)!write(STDERR_FILENO, bad, sizeof(bad) - 1); /* nothing else to do */
+	else if (secbuf_purge_on_crash(strcmp(env, "exit") ? 0 : SECBUF_PURGE_AT_EXIT) < 0)
+		warn_purge_failed();
+	errno = saved;
 }

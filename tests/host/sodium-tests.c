@@ -467,6 +467,41 @@ static int bad_strict_main(void)
 	return 0;
 }
 
+/*
+ * Under SECBUF_PURGE_ON_CRASH=1: the drop-in's handler is in place before
+ * main, and an overflow into the guard page is named before the process
+ * dies of SIGSEGV as it would have.
+ */
+static int purge_env_main(void)
+{
+	struct sigaction sa;
+	unsigned char *p;
+
+	if (sigaction(SIGSEGV, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL)
+		return 2;
+	p = sodium_malloc(64);
+	if (!p)
+		return 3;
+	memset(p, 0x5a, 64);
+	/* The last byte of a sodium_malloc() buffer is flush against its guard. */
+	((volatile unsigned char *)p)[64] = 1;
+	return 4;
+}
+
+START_TEST(purge_on_crash_from_environment)
+{
+	const struct sbt_self se = { .mode = "--purge-env", .env = "SECBUF_PURGE_ON_CRASH=1" };
+	char msg[1024];
+	int st;
+
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_signalled(st, SIGSEGV) &&
+			      strstr(msg, "in the guard page after the buffer") &&
+			      strstr(msg, "(64 bytes): a buffer overflow"),
+		      "status %#x (exit 2: no handler before main): %s", st, msg);
+}
+END_TEST
+
 static int count(const char *s, const char *needle)
 {
 	int n = 0;
@@ -658,6 +693,7 @@ int main(int argc, char **argv)
 		SBT(strict_spellings),
 		SBT(strict_bad_value_is_einval),
 		SBT(madvise_refused_is_eperm),
+		SBT(purge_on_crash_from_environment),
 		SBT_END,
 	};
 	static const struct sbt_test *const groups[] = { tests, NULL };
@@ -665,6 +701,7 @@ int main(int argc, char **argv)
 		{ "--refused", refused_main },
 		{ "--strict", strict_main },
 		{ "--bad-strict", bad_strict_main },
+		{ "--purge-env", purge_env_main },
 		{ NULL, NULL },
 	};
 
