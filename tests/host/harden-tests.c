@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h" /* MAP_LOCKONFAULT */
 #include "tests.h"
 
 #define BUDGET (64 * 1024)
