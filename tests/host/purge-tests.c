@@ -114,6 +114,13 @@ START_TEST(crash_handler_purges_and_reraises)
 
 	sbt_need_method();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* memcheck reports the overflow and exits 1 instead of the handler's 40. */
+		if (sbt_under_valgrind() && cases[i].earlier && !cases[i].sig) {
+			printf("# REPORT: case %zu not run under valgrind: an exit after a "
+			       "reported invalid write becomes --error-exitcode\n",
+			       i);
+			continue;
+		}
 		st = sbt_child(crash_child, (void *)&cases[i], msg, sizeof(msg));
 		msg[strcspn(msg, "\n")] = 0;
 		printf("# REPORT: case %zu: status %#x %s\n", i, st, msg);

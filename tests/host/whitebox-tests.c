@@ -125,6 +125,7 @@ START_TEST(forged_pin_aborts)
 	sbt_need_method();
 	if (sbt_under_asan())
 		sbt_skip("ASan's allocator keeps the registry off the [heap] mapping");
+	sbt_need_no_valgrind("valgrind's allocator keeps the registry off the [heap] mapping");
 	st = sbt_child(forge_pin, NULL, msg, sizeof(msg));
 	msg[strcspn(msg, "\n")] = 0;
 	printf("# REPORT: %s\n", msg);
