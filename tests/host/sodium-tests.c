@@ -494,6 +494,7 @@ START_TEST(purge_on_crash_from_environment)
 	char msg[1024];
 	int st;
 
+	sbt_need_method();
 	st = sbt_run_self(&se, msg, sizeof(msg));
 	ck_assert_msg(sbt_signalled(st, SIGSEGV) &&
 			      strstr(msg, "in the guard page after the buffer") &&
