@@ -13,7 +13,7 @@ KVERS ?= 6.1 6.12
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
-	qemu-shell clean
+	qemu-shell clean deps-debian deb check-debian
 
 all: lib
 	$(MAKE) -C demo all
@@ -21,6 +21,10 @@ all: lib
 
 deps:
 	@.ci/deps
+
+# What make deb and make check-debian need beyond make deps.
+deps-debian:
+	@.ci/deps debian
 
 lib:
 	$(MAKE) -C libsecbuf
@@ -102,6 +106,18 @@ bench-audit: deps lib
 install: lib
 	$(MAKE) -C libsecbuf install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+# The Debian packages libsecbuf1, libsecbuf-dev, secbufd and secbuf-tools,
+# built from the committed tree into build/deb/, then lintian and a check
+# of their contents.
+deb: deps deps-debian
+	@dist/deb
+
+# The packages installed with apt in a Debian guest (systemd as PID 1, the
+# patched kernel with what systemd needs): secbufd started, audited, under
+# swap pressure, stopped, removed.  Not part of check (see README.md).
+check-debian: deps deps-debian
+	@tests/debian/check
 
 # Removes exactly what install put there (the same PREFIX and DESTDIR).
 uninstall:
