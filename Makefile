@@ -111,7 +111,7 @@ install: lib
 # built from the committed tree into build/deb/, then lintian and a check
 # of their contents.
 deb: deps deps-debian
-	@dist/deb
+	@mk/deb
 
 # The packages installed with apt in a Debian guest (systemd as PID 1, the
 # patched kernel with what systemd needs): secbufd started, audited, under
