@@ -108,11 +108,18 @@ echo "# secbufd VmSwap ${d_swap:-?} kB (its ordinary, non-secret pages may go)"
 
 # The audit catches the unlocked daemon.
 secbuf-audit "$unlocked" | sed 's/^/# /'
-secbuf-audit "$unlocked" >/dev/null
+secbuf-audit "$unlocked" >"$work/audit-unlocked.txt"
 ok "secbuf-audit flags the SECBUF_LOCK=none secbufd (exit 1)" test $? -eq 1
+ok "the audit names the control's lock method none, and VmFlags agree" \
+	grep -q '^lock method: none, .*: ok$' "$work/audit-unlocked.txt"
 
 # 5. The audit: every [anon:secbuf] page of the daemon resident, locked, unswapped.
-secbuf-audit "$daemon" | sed 's/^/# /'
+secbuf-audit "$daemon" >"$work/audit.txt"
+sed 's/^/# /' "$work/audit.txt"
+# The library's word (the mappings' names) against its own report and the
+# kernel's VmFlags: only the name tells MAP_LOCKONFAULT from mlock2.
+ok "the audit names the daemon's lock method $method, and VmFlags agree" \
+	grep -q "^lock method: $method, .*: ok\$" "$work/audit.txt"
 secbuf-audit --json "$daemon" >"$work/audit.json"
 arc=$?
 ok "secbuf-audit on secbufd exits 0 (clean)" test $arc -eq 0

@@ -115,6 +115,7 @@ static void count_map(struct holding *h, const struct audit_map *m, unsigned lon
 	h->mappings++;
 	h->size += m->end - m->start;
 	h->lock |= lock_of(m, lf_shown);
+	h->method |= m->method;
 	for (int s = 0; s < HOST_STATES; s++) {
 		h->state_mappings[s] += st[s].in;
 		h->state_bytes[s] += st[s].bytes;
@@ -305,12 +306,6 @@ const char *host_state_name(enum host_state s)
 const char *host_lock_name(unsigned lock, char *buf, size_t size)
 {
 	static const char *const names[] = { "onfault", "mlock", "locked", "none" };
-	size_t len = 0;
 
-	buf[0] = '\0';
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (lock & (1U << i))
-			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
-					len ? "+" : "", names[i]);
-	return buf;
+	return audit_bits_name(names, sizeof(names) / sizeof(names[0]), lock, buf, size);
 }

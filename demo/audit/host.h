@@ -56,7 +56,8 @@ struct holding {
 	pid_t pid;
 	char comm[HOST_COMM_LEN]; /* as the kernel keeps it: any bytes but NUL */
 	enum host_kind kind;
-	unsigned lock; /* enum host_lock bits */
+	unsigned lock;	 /* enum host_lock bits: the kernel's view */
+	unsigned method; /* enum audit_method bits: libsecbuf's names */
 	unsigned long mappings, size;
 	unsigned long state_mappings[HOST_STATES];
 	unsigned long long state_bytes[HOST_STATES];

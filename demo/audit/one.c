@@ -11,12 +11,39 @@
 
 struct totals {
 	unsigned long pages, resident, locked, swapped, unevictable, evictable, dirty;
-	unsigned by; /* every reason a mapping was selected */
+	unsigned by;	 /* every reason a mapping was selected */
+	unsigned method; /* every lock method the mappings are named after */
+	size_t named;	 /* mappings named after a method */
+	size_t agreeing; /* of those, the ones whose VmFlags agree (lo, or not for "none") */
 };
 
+/*
+ * The method libsecbuf names the data after, and whether the kernel
+ * agrees: a mapping named after a locking method must be VM_LOCKED.
+ */
+static void print_method(const struct totals *t)
+{
+	char method[64];
+
+	if (!t->named) {
+		printf("lock method: unnamed (no %sMETHOD] mapping: a libsecbuf before 1.0 or a "
+		       "kernel without CONFIG_ANON_VMA_NAME); the lo lf columns show the kernel's view\n",
+		       SECBUF_VMA_PREFIX);
+		return;
+	}
+	printf("lock method: %s, as libsecbuf names %zu mapping%s; VmFlags agree on %zu: %s\n",
+	       audit_method_name(t->method, method, sizeof(method)), t->named,
+	       t->named == 1 ? "" : "s", t->agreeing, t->agreeing == t->named ? "ok" : "MISMATCH");
+}
+
+/*
+ * A page that can be swapped or is, or a mapping that libsecbuf named
+ * after a locking method and the kernel does not lock: its next page
+ * would be evictable (someone unlocked it, munlockall(2) say).
+ */
 static int is_dirty(const struct audit_map *m)
 {
-	return m->swapped || m->evictable;
+	return m->swapped || m->evictable || (m->method && m->method != METHOD_NONE && !m->lo);
 }
 
 /* How the mappings were selected, in words. */
@@ -45,6 +72,8 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	printf("), page flags from %s\n",
 	       kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
 	printf("selection: %s\n", n ? selection_text(t->by) : "nothing selected");
+	if (n)
+		print_method(t);
 	if (n)
 		printf("%-27s %10s %-4s %-11s %8s %8s %8s %8s %-7s %s\n", "range", "size_kB",
 		       "perm", "lo lf dd wf", "resident", "locked", "swapped", "unevict", "by",
@@ -81,20 +110,24 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 static void print_json(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
 		       const struct totals *t, int kpf, unsigned searched)
 {
-	char by[40];
+	char by[40], method[64];
 
 	printf("{\"pid\":%d,\"comm\":", (int)pid);
 	print_escaped(stdout, comm, ESCAPE_JSON);
 	printf(",\"kpageflags\":%s,\"searched\":\"%s\"", kpf ? "true" : "false",
 	       audit_by_name(searched, by, sizeof(by)));
-	printf(",\"selection\":\"%s\",\"mappings\":[",
-	       n ? audit_by_name(t->by, by, sizeof(by)) : "none");
+	printf(",\"selection\":\"%s\",\"lock_method\":\"%s\",\"method_named\":%zu,"
+	       "\"method_agrees\":%zu,\"mappings\":[",
+	       n ? audit_by_name(t->by, by, sizeof(by)) : "none",
+	       audit_method_name(t->method, method, sizeof(method)), t->named, t->agreeing);
 	for (size_t i = 0; i < n; i++) {
 		printf("%s{\"start\":\"0x%lx\",\"end\":\"0x%lx\",\"size\":%lu,\"perms\":\"%s\",\"name\":",
 		       i ? "," : "", m[i].start, m[i].end, m[i].end - m[i].start, m[i].perms);
 		print_escaped(stdout, m[i].name, ESCAPE_JSON);
 		printf(",\"vmflags\":");
 		print_escaped(stdout, m[i].vmflags, ESCAPE_JSON);
+		printf(",\"method\":\"%s\"",
+		       audit_method_name(m[i].method, method, sizeof(method)));
 		printf(",\"by\":\"%s\",\"lo\":%d,\"lf\":%d,\"dd\":%d,\"wf\":%d,\"pages\":%lu,\"resident\":%lu,"
 		       "\"locked\":%lu,\"swapped\":%lu,\"unevictable\":",
 		       audit_by_name(m[i].by, by, sizeof(by)), m[i].lo, m[i].lf, m[i].dd, m[i].wf,
@@ -175,6 +208,9 @@ int audit_one(long pid, const struct audit_opts *o)
 		t.evictable += maps[i].evictable;
 		t.dirty += is_dirty(&maps[i]);
 		t.by |= maps[i].by;
+		t.method |= maps[i].method;
+		t.named += maps[i].method != 0;
+		t.agreeing += maps[i].method && audit_method_agrees(&maps[i]);
 	}
 	if (o->format == FORMAT_JSON)
 		print_json(pid, comm, maps, n, &t, kpf, searched);

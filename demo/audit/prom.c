@@ -53,7 +53,9 @@ static int by_name(const void *a, const void *b)
 		return c;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return x->lock < y->lock ? -1 : x->lock > y->lock;
+	if (x->lock != y->lock)
+		return x->lock < y->lock ? -1 : 1;
+	return x->method < y->method ? -1 : x->method > y->method;
 }
 
 static void labels(FILE *f, const struct holding *h)
@@ -68,24 +70,30 @@ static int same_group(const struct holding *a, const struct holding *b)
 	return !strcmp(a->comm, b->comm) && a->kind == b->kind;
 }
 
-/* The processes of each name, kind and lock. */
+/* The processes of each name, kind, lock and method. */
 static void print_processes(FILE *f, const struct host_scan *hs)
 {
-	char lock[64];
+	char lock[64], method[64];
 
 	family(f, "secbuf_secret_processes", "gauge",
 	       "Processes holding secret memory, by name (comm), kind (secbuf; secretmem: "
 	       "memfd_secret; dontdump: other anonymous memory locked and left out of core "
-	       "dumps) and how their mappings are locked (onfault, mlock, locked, none).");
+	       "dumps), how the kernel shows their mappings locked (onfault, mlock, locked, "
+	       "none) and the lock method libsecbuf names them after (maplockonfault, mlock2, "
+	       "mlock, none; unnamed).");
 	for (size_t i = 0, j; i < hs->n; i = j) {
-		for (j = i + 1; j < hs->n && same_group(&hs->holdings[i], &hs->holdings[j]) &&
-				hs->holdings[i].lock == hs->holdings[j].lock;
+		const struct holding *h = &hs->holdings[i];
+
+		for (j = i + 1;
+		     j < hs->n && same_group(h, &hs->holdings[j]) &&
+		     h->lock == hs->holdings[j].lock && h->method == hs->holdings[j].method;
 		     j++)
 			;
 		fputs("secbuf_secret_processes", f);
-		labels(f, &hs->holdings[i]);
-		fprintf(f, ",lock=\"%s\"} %zu\n",
-			host_lock_name(hs->holdings[i].lock, lock, sizeof(lock)), j - i);
+		labels(f, h);
+		fprintf(f, ",lock=\"%s\",method=\"%s\"} %zu\n",
+			host_lock_name(h->lock, lock, sizeof(lock)),
+			audit_method_name(h->method, method, sizeof(method)), j - i);
 	}
 }
 

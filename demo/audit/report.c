@@ -27,7 +27,7 @@ static unsigned long leaking(const struct host_scan *hs)
 static void print_text(FILE *f, const struct host_scan *hs, const char *failure)
 {
 	unsigned long leaks = leaking(hs);
-	char lock[64];
+	char lock[64], method[64];
 
 	fprintf(f, "secbuf-audit: host, %.3f s, page flags from %s\n", hs->seconds,
 		hs->kpageflags ? "/proc/kpageflags" : "VmFlags (no /proc/kpageflags or no PFNs)");
@@ -40,15 +40,16 @@ static void print_text(FILE *f, const struct host_scan *hs, const char *failure)
 		return;
 	}
 	if (hs->n)
-		fprintf(f, "%8s %-9s %-14s %5s %10s %11s %10s %11s %14s %-7s %s\n", "pid", "kind",
-			"lock", "maps", "locked_kB", "unlocked_kB", "swapped_kB", "dumpable_kB",
-			"inheritable_kB", "verdict", "comm");
+		fprintf(f, "%8s %-9s %-14s %-14s %5s %10s %11s %10s %11s %14s %-7s %s\n", "pid",
+			"kind", "lock", "method", "maps", "locked_kB", "unlocked_kB", "swapped_kB",
+			"dumpable_kB", "inheritable_kB", "verdict", "comm");
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct holding *h = &hs->holdings[i];
 
-		fprintf(f, "%8d %-9s %-14s %5lu %10llu %11llu %10llu %11llu %14llu %-7s ",
+		fprintf(f, "%8d %-9s %-14s %-14s %5lu %10llu %11llu %10llu %11llu %14llu %-7s ",
 			(int)h->pid, host_kind_name(h->kind),
-			host_lock_name(h->lock, lock, sizeof(lock)), h->mappings,
+			host_lock_name(h->lock, lock, sizeof(lock)),
+			audit_method_name(h->method, method, sizeof(method)), h->mappings,
 			h->state_bytes[STATE_LOCKED] >> 10, h->state_bytes[STATE_UNLOCKED] >> 10,
 			h->state_bytes[STATE_SWAPPED] >> 10, h->state_bytes[STATE_DUMPABLE] >> 10,
 			h->state_bytes[STATE_INHERITABLE] >> 10, holding_leaks(h) ? "LEAK" : "ok");
@@ -64,7 +65,7 @@ static void print_text(FILE *f, const struct host_scan *hs, const char *failure)
 
 static void print_json(FILE *f, const struct host_scan *hs, const char *failure)
 {
-	char lock[64];
+	char lock[64], method[64];
 
 	fprintf(f, "{\"host\":true,\"kpageflags\":%s,\"duration_seconds\":%.6f,\"processes\":{",
 		hs->kpageflags ? "true" : "false", hs->seconds);
@@ -83,9 +84,11 @@ static void print_json(FILE *f, const struct host_scan *hs, const char *failure)
 
 		fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)h->pid);
 		print_escaped(f, h->comm, ESCAPE_JSON);
-		fprintf(f, ",\"kind\":\"%s\",\"lock\":\"%s\",\"mappings\":%lu,\"size\":%lu",
+		fprintf(f,
+			",\"kind\":\"%s\",\"lock\":\"%s\",\"method\":\"%s\",\"mappings\":%lu,"
+			"\"size\":%lu",
 			host_kind_name(h->kind), host_lock_name(h->lock, lock, sizeof(lock)),
-			h->mappings, h->size);
+			audit_method_name(h->method, method, sizeof(method)), h->mappings, h->size);
 		for (int s = 0; s < HOST_STATES; s++)
 			fprintf(f, ",\"%s\":{\"mappings\":%lu,\"bytes\":%llu}", host_state_name(s),
 				h->state_mappings[s], h->state_bytes[s]);

@@ -21,7 +21,8 @@ static unsigned selected(const struct smaps_vma *v, const struct audit_select *s
 
 	if (sel->have_range)
 		return v->start < sel->range_end && sel->range_start < v->end ? AUDIT_BY_RANGE : 0;
-	if (!strcmp(v->name, SECBUF_VMA_NAME))
+	if (!strcmp(v->name, SECBUF_VMA_NAME) ||
+	    !strncmp(v->name, SECBUF_VMA_PREFIX, strlen(SECBUF_VMA_PREFIX)))
 		return AUDIT_BY_NAME;
 	if (dd && vmflag_has(v, "wf"))
 		return AUDIT_BY_VMFLAGS;
@@ -34,18 +35,56 @@ static unsigned selected(const struct smaps_vma *v, const struct audit_select *s
 	return sel->all && lo ? AUDIT_BY_LOCKED : 0;
 }
 
+const char *audit_bits_name(const char *const *names, size_t n, unsigned bits, char *buf,
+			    size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (bits & (1U << i))
+			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+					len ? "+" : "", names[i]);
+	return buf;
+}
+
 const char *audit_by_name(unsigned by, char *buf, size_t size)
 {
 	static const char *const names[] = { "name",  "vmflags",   "locked",
 					     "range", "secretmem", "dontdump" };
-	size_t len = 0;
 
-	buf[0] = '\0';
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (by & (1U << i))
-			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
-					len ? "+" : "", names[i]);
-	return buf;
+	return audit_bits_name(names, sizeof(names) / sizeof(names[0]), by, buf, size);
+}
+
+static const char *const method_names[] = { "maplockonfault", "mlock2", "mlock", "none", "other" };
+
+/* [anon:secbuf:METHOD] gives METHOD's bit; any other name, 0. */
+static unsigned method_of(const char *name)
+{
+	size_t pre = strlen(SECBUF_VMA_PREFIX), len = strlen(name);
+
+	if (strncmp(name, SECBUF_VMA_PREFIX, pre) || len <= pre + 1 || name[len - 1] != ']')
+		return 0;
+	for (unsigned i = 0; i + 1 < sizeof(method_names) / sizeof(method_names[0]); i++)
+		if (strlen(method_names[i]) == len - pre - 1 &&
+		    !strncmp(name + pre, method_names[i], len - pre - 1))
+			return 1U << i;
+	return METHOD_OTHER;
+}
+
+const char *audit_method_name(unsigned method, char *buf, size_t size)
+{
+	if (!method) {
+		snprintf(buf, size, "unnamed");
+		return buf;
+	}
+	return audit_bits_name(method_names, sizeof(method_names) / sizeof(method_names[0]), method,
+			       buf, size);
+}
+
+int audit_method_agrees(const struct audit_map *m)
+{
+	return m->method == METHOD_NONE ? !m->lo : m->method != METHOD_OTHER && m->lo;
 }
 
 /*
@@ -117,6 +156,7 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 	cur.dd = vmflag_has(v, "dd");
 	cur.wf = vmflag_has(v, "wf");
 	cur.by = by;
+	cur.method = method_of(cur.name);
 	if (sc->sel->have_range) {
 		if (cur.start < sc->sel->range_start)
 			cur.start = sc->sel->range_start;

@@ -9,6 +9,22 @@
 #include <sys/types.h>
 
 #define SECBUF_VMA_NAME "[anon:secbuf]"
+/* Its data, named after the lock method: [anon:secbuf:mlock2]. */
+#define SECBUF_VMA_PREFIX "[anon:secbuf:"
+
+/*
+ * The lock method libsecbuf chose for a buffer, as it names the data: the
+ * library's word, which the audit prints beside the kernel's VmFlags.  The
+ * kernel shows both lock-on-fault methods as "lo lf": only the name tells
+ * MAP_LOCKONFAULT from mlock2(MLOCK_ONFAULT).  A set of these.
+ */
+enum audit_method {
+	METHOD_MAPLOCKONFAULT = 1,
+	METHOD_MLOCK2 = 2,
+	METHOD_MLOCK = 4,
+	METHOD_NONE = 8,
+	METHOD_OTHER = 16, /* a name this audit does not know */
+};
 
 /*
  * Why a mapping was selected.  libsecbuf names its mappings [anon:secbuf]
@@ -19,7 +35,7 @@
  * as a leak instead of vanishing from it.
  */
 enum audit_by {
-	AUDIT_BY_NAME = 1,	 /* named [anon:secbuf] */
+	AUDIT_BY_NAME = 1,	 /* named [anon:secbuf] or [anon:secbuf:METHOD] */
 	AUDIT_BY_VMFLAGS = 2,	 /* VmFlags dd and wf: secbuf's signature */
 	AUDIT_BY_LOCKED = 4,	 /* VmFlags lo, with --all */
 	AUDIT_BY_RANGE = 8,	 /* overlaps --range */
@@ -41,6 +57,7 @@ struct audit_map {
 	char vmflags[160];  /* the smaps VmFlags line as printed */
 	int lo, lf, dd, wf; /* VM_LOCKED, VM_LOCKONFAULT, VM_DONTDUMP, VM_WIPEONFORK */
 	unsigned by;	    /* enum audit_by: the first reason it was selected */
+	unsigned method;    /* enum audit_method its name gives, or 0 */
 	unsigned long pages;
 	unsigned long resident;	   /* pagemap PM_PRESENT */
 	unsigned long swapped;	   /* pagemap PM_SWAPPED */
@@ -66,8 +83,15 @@ struct audit_select {
 	unsigned long range_start, range_end;
 };
 
+/* The names[i] of each bit i set in bits, joined by '+', in buf. */
+const char *audit_bits_name(const char *const *names, size_t n, unsigned bits, char *buf,
+			    size_t size);
 /* The name of one audit_by bit, or of a set of them joined by '+' (buf). */
 const char *audit_by_name(unsigned by, char *buf, size_t size);
+/* The same for audit_method bits; "unnamed" for none. */
+const char *audit_method_name(unsigned method, char *buf, size_t size);
+/* Whether the kernel agrees with m's method: locked (lo) unless "none". */
+int audit_method_agrees(const struct audit_map *m);
 
 /*
  * Collect the selected mappings of pid: those named [anon:secbuf] or with

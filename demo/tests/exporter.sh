@@ -87,9 +87,10 @@ ok "secbufd: its secret memory locked, none unlocked or swapped" bash -c \
 b="secbuf_secret_memory_bytes{comm=\"$leak\",kind=\"secbuf\",state"
 ok "the leaky process: its used secret pages unlocked" bash -c '[ "${1:-0}" -gt 0 ]' _ \
 	"$(value "$b=\"unlocked\"}")"
+# method: the library's names, "unnamed" on a kernel without CONFIG_ANON_VMA_NAME.
 ok "one process of each name, with the lock method in words" bash -c \
-	'grep -q "^secbuf_secret_processes{comm=\"$1\",kind=\"secbuf\",lock=\"[a-z+]*\"} 1$" "$0" &&
-	 grep -q "^secbuf_secret_processes{comm=\"$2\",kind=\"secbuf\",lock=\"[a-z+]*none\"} 1$" "$0"' \
+	'grep -q "^secbuf_secret_processes{comm=\"$1\",kind=\"secbuf\",lock=\"[a-z+]*\",method=\"[a-z0-9+]*\"} 1$" "$0" &&
+	 grep -Eq "^secbuf_secret_processes\{comm=\"$2\",kind=\"secbuf\",lock=\"[a-z+]*none\",method=\"(none|unnamed)\"\} 1$" "$0"' \
 	"$dir/metrics" "$sbd" "$leak"
 ok "no series is labelled by pid" bash -c '! grep -q "^secbuf_.*pid=" "$0"' "$dir/metrics"
 tap_done

@@ -149,6 +149,61 @@ static void test_mappings(void)
 	munmap(onfault, len);
 }
 
+/* A mapping of secbuf's signature named NAME (secbuf:METHOD), locked on fault or not. */
+static char *method_mapping(size_t len, const char *name, int onfault)
+{
+	char *p = secret_mapping(len);
+
+	if (p && (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, len, name) != 0 ||
+		  (onfault && syscall(SYS_mlock2, p, len, MLOCK_ONFAULT) != 0))) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * libsecbuf names its data after the lock method: the audit prints it, and
+ * holds a locking method against VmFlags lo.
+ */
+static void test_methods(void)
+{
+	static const char *const text[] = { pidstr, NULL };
+	size_t len = PAGES * sysconf(_SC_PAGESIZE);
+	char *p;
+	int rc;
+
+	if (!names_work) {
+		tap_skip("this kernel cannot name anonymous mappings",
+			 "the audit reads the lock method from [anon:secbuf:METHOD]");
+		tap_skip("this kernel cannot name anonymous mappings",
+			 "a locking method without VmFlags lo is a MISMATCH and a LEAK");
+		return;
+	}
+	p = method_mapping(len, "secbuf:mlock2", 1);
+	if (!tap_check(p != NULL, "a secret mapping named secbuf:mlock2, mlock2(MLOCK_ONFAULT)ed"))
+		return;
+	p[0] = 1;
+	rc = audit(text);
+	tap_check(
+		rc == 0 &&
+			strstr(out,
+			       "\nlock method: mlock2, as libsecbuf names 1 mapping; VmFlags agree on 1: ok\n"),
+		"the audit reads the lock method from [anon:secbuf:METHOD] (exit %d): %.300s", rc,
+		out);
+	munmap(p, len);
+
+	/* Nothing resident, so nothing evictable: only the name says it should be locked. */
+	p = method_mapping(len, "secbuf:maplockonfault", 0);
+	if (!tap_check(p != NULL, "an unlocked secret mapping named secbuf:maplockonfault"))
+		return;
+	rc = audit(text);
+	tap_check(rc == 1 && strstr(out, "VmFlags agree on 0: MISMATCH") && strstr(out, "LEAK"),
+		  "a locking method without VmFlags lo is a MISMATCH and a LEAK (exit %d): %.300s",
+		  rc, out);
+	munmap(p, len);
+}
+
 /* Nothing selected is never clean. */
 static void test_nothing(void)
 {
@@ -323,6 +378,7 @@ int main(int argc, char **argv)
 	have_python = system("python3 -c '' 2>/dev/null") == 0;
 	test_nothing();
 	test_mappings();
+	test_methods();
 	test_all();
 	test_range_all();
 	test_errors();

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include "os/abi.h"
 #include "guarded.h"
@@ -64,6 +65,20 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
 	return 0;
 }
 
+/*
+ * The data is named after the method that locked it, [anon:secbuf:mlock2]
+ * say, so that an auditor reading /proc/PID/maps learns what the library
+ * chose, and can hold it against the kernel's VmFlags.  Named once the
+ * lock is in place: a best-effort buffer whose lock failed says "none".
+ */
+static int name_data(const struct sb_region *r)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "secbuf:%s", secbuf_lock_method_name(r->method));
+	return sb_name_range(r->data, r->data_len, name);
+}
+
 /* Write-fault every page, so lock-on-fault methods lock it now. */
 static void populate(const struct sb_region *r)
 {
@@ -121,8 +136,8 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 		return -1;
 	r->data = r->base + caps->page;
 	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
-	    sb_advise_secret(r->data, r->data_len) < 0 ||
-	    sb_name_range(r->data, r->data_len, "secbuf") < 0 || lock_mapped(r, flags) < 0) {
+	    sb_advise_secret(r->data, r->data_len) < 0 || lock_mapped(r, flags) < 0 ||
+	    name_data(r) < 0) {
 		int err = errno;
 
 		sb_region_unmap(r, "secbuf_alloc");

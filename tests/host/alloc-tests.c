@@ -122,17 +122,21 @@ START_TEST(vmflags_dontdump_wipeonfork)
 }
 END_TEST
 
+/* The data is named after its lock method, the guards plainly. */
 START_TEST(maps_name_anon_secbuf)
 {
+	struct secbuf_stat st;
 	unsigned char *p;
-	char line[512];
+	char line[512], name[64];
 
 	sbt_need_method();
 	sbt_need_anon_vma_name();
 	p = secbuf_alloc_flags(100, sbt_flags(0));
 	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	snprintf(name, sizeof(name), "[anon:secbuf:%s]", secbuf_lock_method_name(st.lock_method));
 	ck_assert_int_eq(sbt_maps_line(p, line, sizeof(line)), 0);
-	ck_assert_msg(strstr(line, "[anon:secbuf]"), "maps: %s", line);
+	ck_assert_msg(strstr(line, name), "maps: %s (expected %s)", line, name);
 	ck_assert_int_eq(sbt_maps_line(sbt_data_start(p) - 1, line, sizeof(line)), 0);
 	ck_assert_msg(strstr(line, "[anon:secbuf]"), "guard: %s", line);
 	secbuf_free(p);

@@ -115,15 +115,18 @@ END_TEST
 
 START_TEST(packed_slab_named)
 {
+	struct secbuf_stat st;
 	unsigned char *p;
-	char line[512];
+	char line[512], name[64];
 
 	sbt_need_method();
 	sbt_need_anon_vma_name();
 	p = secbuf_alloc_flags(32, packed_flags());
 	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(secbuf_stat(p, &st), 0);
+	snprintf(name, sizeof(name), "[anon:secbuf:%s]", secbuf_lock_method_name(st.lock_method));
 	ck_assert_int_eq(sbt_maps_line(p, line, sizeof(line)), 0);
-	ck_assert_msg(strstr(line, "[anon:secbuf]"), "maps: %s", line);
+	ck_assert_msg(strstr(line, name), "maps: %s (expected %s)", line, name);
 	secbuf_free(p);
 }
 END_TEST
