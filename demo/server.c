@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "handlers.h"
 #include "notify.h"
 #include "protocol.h"
@@ -47,6 +49,7 @@ struct server {
 	unsigned nconns;
 	struct conn *conns[SERVER_MAX_CONNS];
 	uid_t uid;
+	int activated; /* the socket is systemd's (secbufd.socket), not ours */
 };
 
 static int tag_listen = TAG_LISTEN, tag_signal = TAG_SIGNAL;
@@ -342,6 +345,32 @@ fail:
 	return -1;
 }
 
+/*
+ * The socket systemd passed when it started secbufd for its socket unit,
+ * which holds it while no daemon runs so that the first client starts one;
+ * else one bound here, as without systemd.
+ */
+static int listen_fd(struct server *s)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	int fd = activation_socket();
+
+	if (fd == ACTIVATION_NONE)
+		return listen_on(s->cfg);
+	if (fd < 0)
+		return -1;
+	s->activated = 1;
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) || !sa.sun_path[0])
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "an abstract or unnamed socket");
+	fprintf(stderr,
+		"secbufd: listening on %.*s, passed by systemd (LISTEN_FDS; its socket unit sets "
+		"the mode), max request %zu bytes\n",
+		(int)sizeof(sa.sun_path), sa.sun_path, s->cfg->max_body);
+	return fd;
+}
+
 static int add_fd(int epfd, int fd, int *tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
@@ -370,14 +399,15 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 	int sfd = signal_fd(), lfd = -1, stop = 0;
 
 	s.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sfd < 0 || s.epfd < 0 || (lfd = listen_on(cfg)) < 0 ||
+	if (sfd < 0 || s.epfd < 0 || (lfd = listen_fd(&s)) < 0 ||
 	    add_fd(s.epfd, lfd, &tag_listen) < 0 || add_fd(s.epfd, sfd, &tag_signal) < 0) {
 		if (lfd >= 0)
 			fprintf(stderr, "secbufd: epoll/signalfd setup: %s\n", strerror(errno));
 		return -1;
 	}
-	fprintf(stderr, "secbufd: listening on %s (mode %04o, max request %zu bytes)\n",
-		cfg->path, (unsigned)cfg->mode, cfg->max_body);
+	if (!s.activated)
+		fprintf(stderr, "secbufd: listening on %s (mode %04o, max request %zu bytes)\n",
+			cfg->path, (unsigned)cfg->mode, cfg->max_body);
 	if (notify_manager("READY=1") < 0)
 		fprintf(stderr, "secbufd: cannot notify the service manager: %s\n", strerror(errno));
 
@@ -410,7 +440,9 @@ int server_run(const struct server_config *cfg, struct keystore *ks, struct aren
 		conn_close(&s, s.conns[0]);
 	ks_wipe(ks);
 	arena_wipe(ar);
-	unlink(cfg->path);
+	/* systemd's socket stays: the socket unit listens on for the next start. */
+	if (!s.activated)
+		unlink(cfg->path);
 	close(lfd);
 	close(sfd);
 	close(s.epfd);

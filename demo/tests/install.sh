@@ -105,16 +105,25 @@ ok "after uninstall no file is left in DESTDIR${left:+ (left: $(echo $left))}" t
 prefix=$tmp/prefix
 # The textfile directory is the installer's choice too.
 make -s -C "$top" install PREFIX="$prefix" TEXTFILE_DIR="$tmp/textfile" >/dev/null 2>&1
-for u in secbufd.service secbuf-audit-textfile.service secbuf-audit-textfile.timer; do
+for u in secbufd.service secbufd.socket secbuf-audit-textfile.service secbuf-audit-textfile.timer; do
 	vout=$(MANPATH=$prefix/share/man systemd-analyze verify "$prefix/lib/systemd/system/$u" 2>&1)
 	ok "systemd-analyze verify accepts $u: no error, no warning" test $? -eq 0 -a -z "$vout"
 	[ -n "$vout" ] && echo "$vout" | sed 's/^/# /'
 done
 punit=$prefix/lib/systemd/system/secbufd.service
-ok "the unit has LimitMEMLOCK=, RuntimeDirectory=, Type=notify and a sandbox" bash -c \
-	'for k in LimitMEMLOCK= RuntimeDirectory=secbufd Type=notify ProtectSystem=strict PrivateTmp=yes \
+ok "the unit has LimitMEMLOCK=, Requires=secbufd.socket, Type=notify and a sandbox" bash -c \
+	'for k in LimitMEMLOCK= Requires=secbufd.socket Type=notify ProtectSystem=strict PrivateTmp=yes \
 		NoNewPrivileges=yes MemoryDenyWriteExecute=yes SystemCallFilter=@system-service; do
 		grep -q "^$k" "$1" || { echo "# missing $k"; exit 1; }; done' _ "$punit"
+# One path in three places: the socket unit listens where the service
+# would bind and where secbufctl connects by default.
+sunit=$prefix/lib/systemd/system/secbufd.socket
+listen=$(sed -n 's/^ListenStream=//p' "$sunit")
+ok "secbufd.socket listens on the service's --socket, secbufctl's default (${listen:-none})" bash -c \
+	'[ "$(grep -c "^ListenStream=" "$0")" = 1 ] && grep -q "^ExecStart=.* --socket $1\$" "$2" &&
+	 "$3/secbufctl" --help | grep -qF "default \$SECBUFD_SOCKET or $1)"' "$sunit" "$listen" "$punit" "$bin"
+ok "the service has no RuntimeDirectory= (its stop would remove the socket)" bash -c \
+	'! grep -q "^RuntimeDirectory" "$0"' "$punit"
 
 # The syscall filter as systemd expands it: every call secbuf makes to map,
 # lock, advise and guard memory, and the daemon's own, must stay allowed.
@@ -140,7 +149,7 @@ blocked() {	# blocked UNIT CALL...: the calls its SystemCallFilter= lines forbid
 }
 b=$(blocked "$punit" mmap munmap mprotect madvise mlock mlock2 munlock mincore prctl capget setrlimit \
 	getrandom rt_sigprocmask signalfd4 epoll_create1 epoll_ctl epoll_wait socket bind listen accept4 \
-	getsockopt sendto read write close mkdir chmod unlink umask)
+	getsockopt getsockname fcntl sendto read write close mkdir chmod unlink umask)
 ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock and the daemon's calls${b:+ (blocked: $(echo $b))}" \
 	test -z "$b"
 
