@@ -158,7 +158,7 @@ ok "the audit's unit writes into TEXTFILE_DIR= of make install" bash -c \
 	'grep -qx "ReadWritePaths=$1" "$0" && grep -q "^ExecStart=.* --output=$1/secbuf.prom$" "$0"' \
 	"$aunit" "$tmp/textfile"
 ok "the audit's unit: oneshot, leaks and nothing-audited are not failures, a sandbox" bash -c \
-	'for k in Type=oneshot "SuccessExitStatus=1 3" CapabilityBoundingSet=CAP_SYS_PTRACE ProtectSystem=strict \
+	'for k in Type=oneshot "SuccessExitStatus=1 3" "CapabilityBoundingSet=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH" ProtectSystem=strict \
 		ProtectHome=yes PrivateTmp=yes PrivateNetwork=yes NoNewPrivileges=yes MemoryDenyWriteExecute=yes \
 		RestrictAddressFamilies=none SystemCallFilter=@system-service UMask=0022; do
 		grep -qx "$k" "$1" || { echo "# missing $k"; exit 1; }; done' _ "$aunit"
