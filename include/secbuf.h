@@ -19,6 +19,12 @@
  * child draws its own.  Buffers inherited across fork() read as zeros in
  * the child, and using one there aborts.
  *
+ * Secrets may also leave the kernel's direct map (SECBUF_SECRET): their
+ * pages come from memfd_secret(2), which root cannot read through
+ * /proc/PID/mem or process_vm_readv(2), nor the kernel through its own
+ * mapping of RAM.  A forked child does not get them at all (the range is
+ * unmapped there).  See secbuf_alloc(3) for the costs.
+ *
  * Thread-safe; not async-signal-safe (like malloc), except
  * secbuf_lock_method_name().  A call from a signal handler that interrupted
  * another call in the same thread aborts with a message.  Successful calls
@@ -40,6 +46,7 @@ extern "C" {
 #define SECBUF_POPULATE		0x1u	/* fault in and lock every page now */
 #define SECBUF_BEST_EFFORT	0x2u	/* succeed unlocked if locking is refused */
 #define SECBUF_PACKED		0x4u	/* may share locked pages with other packed secrets */
+#define SECBUF_SECRET		0x8u	/* memfd_secret: out of the kernel's direct map */
 
 /* The largest size SECBUF_PACKED packs; larger ones get a guarded buffer. */
 #define SECBUF_PACKED_MAX	256
@@ -54,6 +61,7 @@ extern "C" {
 #define SECBUF_LOCK_MLOCK2_ONFAULT	1	/* mmap + mlock2(MLOCK_ONFAULT), Linux >= 4.4 */
 #define SECBUF_LOCK_MLOCK		2	/* mmap + mlock (eager: SECBUF_POPULATE only) */
 #define SECBUF_LOCK_NONE		3	/* not locked */
+#define SECBUF_LOCK_SECRETMEM		4	/* memfd_secret(2): SECBUF_SECRET buffers only */
 
 struct secbuf_stat {
 	size_t   size;            /* bytes asked for */
@@ -80,6 +88,11 @@ void *secbuf_alloc(size_t size);
  * With SECBUF_BEST_EFFORT a refused lock yields an unlocked buffer instead.
  * With SECBUF_PACKED and size <= SECBUF_PACKED_MAX, a packed secret: in a
  * shared locked slab, no guard page of its own, not protectable.
+ * With SECBUF_SECRET, memfd_secret pages (packed or not): ENOSYS when the
+ * kernel has no secret memory or it is not enabled at boot
+ * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK,
+ * never a silent fallback.  SECBUF_SECRET | SECBUF_BEST_EFFORT falls back
+ * to the process's lock method; secbuf_stat() tells which one it got.
  */
 void *secbuf_alloc_flags(size_t size, unsigned flags);
 
@@ -122,7 +135,8 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
 int secbuf_lock_method(void);
 
 /*
- * "maplockonfault", "mlock2", "mlock", "none"; NULL for an unknown method.
+ * "maplockonfault", "mlock2", "mlock", "none", "secretmem" (a tier of
+ * SECBUF_SECRET buffers, never a process's method); NULL for an unknown one.
  * Async-signal-safe.
  */
 const char *secbuf_lock_method_name(int method);

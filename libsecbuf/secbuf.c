@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include "init.h"
 
-#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED)
+#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET)
 
 static void *alloc(size_t size, unsigned flags)
 {

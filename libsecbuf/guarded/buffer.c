@@ -14,6 +14,24 @@ static size_t round_up(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
+/* Secret memory if asked for; under SECBUF_BEST_EFFORT, any lock if not to be had. */
+static int map(struct sb_region *r, size_t data_len, unsigned flags)
+{
+	size_t page = sb_caps()->page;
+	int method = sb_region_method(flags);
+
+	if (method < 0)
+		return -1;
+	if (sb_region_map(r, data_len, page, method, flags) == 0)
+		return 0;
+	if (method != SECBUF_LOCK_SECRETMEM || !(flags & SECBUF_BEST_EFFORT))
+		return -1;
+	flags &= ~SECBUF_SECRET;
+	if ((method = sb_region_method(flags)) < 0)
+		return -1;
+	return sb_region_map(r, data_len, page, method, flags);
+}
+
 void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
 {
 	size_t page = sb_caps()->page;
@@ -25,10 +43,7 @@ void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if ((m.region.method = sb_region_method(flags)) < 0)
-		return NULL;
-	if (sb_region_map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page), page,
-			  m.region.method, flags) < 0)
+	if (map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page), flags) < 0)
 		return NULL;
 	sb_walk_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */

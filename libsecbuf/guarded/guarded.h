@@ -21,7 +21,11 @@ struct sb_region {
 	size_t data_len;
 	int method; /* SECBUF_LOCK_* actually in effect */
 };
-/* The lock method a buffer with these flags gets, or -1 with errno (strict). */
+/*
+ * The lock method a buffer with these flags gets, or -1 with errno
+ * (strict): SECBUF_LOCK_SECRETMEM for SECBUF_SECRET, whose fallback under
+ * SECBUF_BEST_EFFORT is the method for the flags without it.
+ */
 SB_HIDDEN int sb_region_method(unsigned flags);
 /*
  * Map data_len bytes (a page multiple) between guard pages, the leading

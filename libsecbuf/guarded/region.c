@@ -15,6 +15,9 @@ int sb_region_method(unsigned flags)
 	const struct sb_caps *caps = sb_caps();
 	int m = caps->method, err = EOPNOTSUPP;
 
+	if (flags & SECBUF_SECRET)
+		return SECBUF_LOCK_SECRETMEM;
+
 	/* mlock is eager: right only when the caller asked for every page. */
 	if (m == SECBUF_LOCK_MLOCK && !(flags & SECBUF_POPULATE)) {
 		m = SECBUF_LOCK_NONE;
@@ -29,13 +32,16 @@ int sb_region_method(unsigned flags)
 
 /*
  * Map the data over the reserved range.  A refused MAP_LOCKONFAULT is an
- * error, or with SECBUF_BEST_EFFORT an unlocked buffer.
+ * error, or with SECBUF_BEST_EFFORT an unlocked buffer.  Secret memory is
+ * strict here: falling back to another tier is the caller's choice.
  */
 static int map_data(struct sb_region *r, unsigned flags)
 {
 	int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
 	int prot = PROT_READ | PROT_WRITE;
 
+	if (r->method == SECBUF_LOCK_SECRETMEM)
+		return sb_secret_map(r->data, r->data_len);
 	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT &&
 	    mmap(r->data, r->data_len, prot, mflags | MAP_LOCKONFAULT, -1, 0) != MAP_FAILED)
 		return 0;
@@ -70,10 +76,14 @@ static int lock_mapped(struct sb_region *r, unsigned flags)
  * say, so that an auditor reading /proc/PID/maps learns what the library
  * chose, and can hold it against the kernel's VmFlags.  Named once the
  * lock is in place: a best-effort buffer whose lock failed says "none".
+ * Secret memory is a file mapping, which maps already call /secretmem.
  */
 static int name_data(const struct sb_region *r)
 {
 	char name[32];
+
+	if (r->method == SECBUF_LOCK_SECRETMEM)
+		return 0;
 
 	snprintf(name, sizeof(name), "secbuf:%s", secbuf_lock_method_name(r->method));
 	return sb_name_range(r->data, r->data_len, name);

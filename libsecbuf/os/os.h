@@ -57,6 +57,13 @@ SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are 
 SB_HIDDEN int sb_lock_range(void *start, size_t len, int method);
 SB_HIDDEN int sb_unlock_range(void *start, size_t len);
 
+/*
+ * secret.c: map len bytes of a new memfd_secret file over start (MAP_FIXED,
+ * MAP_SHARED): the secret-memory tier.  0, or -1 with errno (ENOSYS: no
+ * secret memory in this kernel, or not enabled at boot).
+ */
+SB_HIDDEN int sb_secret_map(void *start, size_t len);
+
 /* vma.c: advice and names for a mapping.  0 or -1 with errno. */
 SB_HIDDEN int sb_name_range(void *start, size_t len, const char *name);
 /* Returns 1 where the kernel drops the range from children instead of zeroing it. */

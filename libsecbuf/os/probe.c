@@ -163,9 +163,10 @@ const char *secbuf_lock_method_name(int method)
 		[SECBUF_LOCK_MLOCK2_ONFAULT] = "mlock2",
 		[SECBUF_LOCK_MLOCK] = "mlock",
 		[SECBUF_LOCK_NONE] = "none",
+		[SECBUF_LOCK_SECRETMEM] = "secretmem",
 	};
 
-	if (method < 0 || method > SECBUF_LOCK_NONE)
+	if (method < 0 || method > SECBUF_LOCK_SECRETMEM)
 		return NULL;
 	return names[method];
 }

@@ -208,6 +208,30 @@ static void *take_slot_best_effort(struct bins *t, unsigned int cls)
 	return p;
 }
 
+/*
+ * A slot for a secret with these flags.  Secret memory comes from secret
+ * slabs only; under SECBUF_BEST_EFFORT, if none can be had, from what the
+ * flags without SECBUF_SECRET would give.
+ */
+static void *take(struct bins *t, unsigned int cls, unsigned flags, int method)
+{
+	void *p;
+
+	if (method == SECBUF_LOCK_SECRETMEM) {
+		p = take_slot(t, SB_SECRET, cls);
+		if (p || !(flags & SECBUF_BEST_EFFORT))
+			return p;
+		flags &= ~SECBUF_SECRET;
+		if ((method = sb_region_method(flags)) < 0)
+			return NULL;
+	}
+	if (method == SECBUF_LOCK_NONE)
+		return take_slot(t, SB_UNLOCKED, cls);
+	if (flags & SECBUF_BEST_EFFORT)
+		return take_slot_best_effort(t, cls);
+	return take_slot(t, SB_LOCKED, cls);
+}
+
 /* The n oldest slots of a bin (its bottom) back to the pool. */
 static void flush(struct bins *t, enum sb_pool_kind kind, unsigned int cls, unsigned int n)
 {
@@ -230,27 +254,19 @@ static void put_slot(struct bins *t, const struct sb_slab *s, void *p)
 /* ---- the calls ---- */
 
 /*
- * Strict secrets come from locked slabs only; best-effort ones from an
- * unlocked slab only when a locked one cannot be had, and a slab is
- * locked or not as a whole, so a strict secret is never unlocked.
+ * Strict secrets come from locked (or secret) slabs only; best-effort ones
+ * from an unlocked slab only when a locked one cannot be had, and a slab
+ * is locked or not as a whole, so a strict secret is never unlocked.
  */
 void *sb_packed_alloc(size_t size, unsigned flags)
 {
 	unsigned int cls = (size - 1) / SB_CLASS_STEP, i;
 	struct bins *t;
+	int method = sb_region_method(flags);
 	struct sb_slab *s;
 	unsigned char *p;
-	int method;
 
-	if ((method = sb_region_method(flags)) < 0 || !(t = thread_bins()))
-		return NULL;
-	if (method == SECBUF_LOCK_NONE)
-		p = take_slot(t, SB_UNLOCKED, cls);
-	else if (flags & SECBUF_BEST_EFFORT)
-		p = take_slot_best_effort(t, cls);
-	else
-		p = take_slot(t, SB_LOCKED, cls);
-	if (!p)
+	if (method < 0 || !(t = thread_bins()) || !(p = take(t, cls, flags, method)))
 		return NULL;
 	s = sb_slab_of(p);
 	i = sb_slab_index(s, (uintptr_t)p - sb_slab_first(p));
@@ -258,7 +274,7 @@ void *sb_packed_alloc(size_t size, unsigned flags)
 	    1ull << (i % 64))
 		sb_misuse("secbuf_alloc: internal error: packed slot %p handed out twice",
 			  (void *)p);
-	s->info[i] = size | (flags & (SECBUF_POPULATE | SECBUF_BEST_EFFORT)) << SB_INFO_FLAGS_SHIFT;
+	s->info[i] = size | (flags & SB_INFO_FLAGS) << SB_INFO_FLAGS_SHIFT;
 	if (size < s->csize)
 		fill_padding(s, i, p, size);
 	return p;

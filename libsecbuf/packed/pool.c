@@ -1,5 +1,5 @@
 /*
- * Pools: per size class and kind (locked or unlocked), the slabs that
+ * Pools: per size class and kind (locked, unlocked, secret), the slabs that
  * have slots to hand out, behind one lock.  Threads come here only when
  * their bin runs empty or full (packed.c), a batch at a time, so the lock
  * is taken once per SB_BIN_SLOTS / 2 secrets at most.  A slab whose every

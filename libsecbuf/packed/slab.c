@@ -47,16 +47,29 @@ static void draw_guard_keys(struct sb_slab *s)
 	s->guard_key[2] |= 1;
 }
 
+static int kind_method(enum sb_pool_kind kind)
+{
+	switch (kind) {
+	case SB_LOCKED:
+		return sb_caps()->method;
+	case SB_SECRET:
+		return SECBUF_LOCK_SECRETMEM;
+	default:
+		return SECBUF_LOCK_NONE;
+	}
+}
+
 /*
- * A new slab of class cls, locked with the process's method (SB_LOCKED)
- * or not at all (SB_UNLOCKED).  A locked slab is strict: a refused lock
- * fails here, and the caller decides whether an unlocked slab will do.
- * Under plain mlock, which is eager, a locked slab is populated whole.
+ * A new slab of class cls, locked with the process's method (SB_LOCKED),
+ * secret memory (SB_SECRET) or not locked at all (SB_UNLOCKED).  Locked
+ * and secret slabs are strict: a refused lock or a kernel without secret
+ * memory fails here, and the caller decides what else will do.  Under
+ * plain mlock, which is eager, a locked slab is populated whole.
  */
 struct sb_slab *sb_slab_make(unsigned int cls, enum sb_pool_kind kind)
 {
 	const struct sb_caps *caps = sb_caps();
-	int method = kind == SB_LOCKED ? caps->method : SECBUF_LOCK_NONE;
+	int method = kind_method(kind);
 	unsigned flags = method == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE : 0;
 	struct sb_slab *s = sb_meta_get(SB_META_SLAB);
 	int err;

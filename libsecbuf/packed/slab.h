@@ -9,12 +9,13 @@
 
 /*
  * Packed secrets: size classes of 16 bytes up to SECBUF_PACKED_MAX, kept
- * in slabs that are either locked with the process's method or, for
- * best-effort secrets whose lock was refused, unlocked: never mixed.
+ * in slabs that are locked with the process's method, or secret memory
+ * (SECBUF_SECRET), or, for best-effort secrets whose lock was refused,
+ * unlocked: never mixed.
  */
 #define SB_CLASS_STEP 16
 #define SB_CLASSES    (SECBUF_PACKED_MAX / SB_CLASS_STEP)
-enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_KINDS };
+enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_SECRET, SB_KINDS };
 
 /*
  * slab.c: a slab holds the packed secrets of one size class in an aligned
@@ -33,7 +34,8 @@ enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_KINDS };
 #define SB_SLAB_MAX_SLOTS   (SB_SLAB_BLOCK / (SB_CLASS_STEP + SB_GUARD))
 #define SB_SLAB_WORDS	    (SB_SLAB_MAX_SLOTS / 64)
 #define SB_INFO_SIZE	    0x1ffu /* slot info: the size asked for ... */
-#define SB_INFO_FLAGS_SHIFT 9	   /* ... and the flags above it */
+#define SB_INFO_FLAGS_SHIFT 9	   /* ... and the flags above it: */
+#define SB_INFO_FLAGS	    (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_SECRET)
 
 struct sb_live_word { /* a cache line each: threads use different words */
 	uint64_t bits;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
@@ -77,6 +78,17 @@ void sbt_need_anon_vma_name(void)
 	munmap(p, 4096);
 	if (!named)
 		sbt_skip("kernel lacks CONFIG_ANON_VMA_NAME");
+}
+
+void sbt_need_secretmem(void)
+{
+	int fd = syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	if (fd < 0)
+		sbt_skip(errno == ENOSYS ?
+				 "no memfd_secret here (CONFIG_SECRETMEM, secretmem.enable=1)" :
+				 "memfd_secret refused here");
+	close(fd);
 }
 
 int sbt_method(void)

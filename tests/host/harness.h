@@ -41,6 +41,7 @@ void sbt_need_missing_method(void);	/* ... does not */
 void sbt_need_root(void);
 void sbt_need_anon_vma_name(void);
 void sbt_need_no_valgrind(const char *why);
+void sbt_need_secretmem(void); /* memfd_secret(2) works (SECBUF_SECRET) */
 
 /* The process's method, checked once by main; flags that make a plain
  * allocation succeed under every method (BEST_EFFORT where none locks). */

@@ -22,6 +22,7 @@ int main(int argc, char **argv)
 		burst_tests,
 		harden_tests,
 		purge_tests,
+		secret_tests,
 		NULL,
 		/* clang-format on */
 	};
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 		{ "--fork-signal", fork_signal_main },
 		{ "--name-refused", name_refused_main },
 		{ "--no-mlock", no_mlock_main },
+		{ "--secret-memlock", secret_memlock_main },
 		{ NULL, NULL },
 		/* clang-format on */
 	};

@@ -46,6 +46,7 @@ extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
 extern const struct sbt_test purge_tests[];	    /* purge-tests.c */
 extern const struct sbt_test harden_tests[];	    /* harden-tests.c */
 extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
+extern const struct sbt_test secret_tests[];	    /* secret-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */
@@ -57,5 +58,6 @@ int busy_budget_main(void);	/* harden-tests.c */
 int fork_signal_main(void);	/* harden-tests.c */
 int name_refused_main(void);	/* harden-tests.c */
 int no_mlock_main(void);	/* harden-tests.c */
+int secret_memlock_main(void);	/* secret-tests.c */
 
 #endif
