@@ -22,11 +22,17 @@
 #include <unistd.h>
 #include "init.h"
 
-/* SECBUF_STRICT, read at the first allocation. */
-enum { STRICT_UNREAD = -1, STRICT_NO, STRICT_YES, STRICT_BAD };
-static int strict = STRICT_UNREAD;
-static int complained;		/* the one line about a bad SECBUF_STRICT was printed */
-static int warned;		/* the one warning about unlocked memory was printed */
+/* SECBUF_STRICT and SECBUF_SECRET: yes/no switches, read at the first allocation. */
+enum { SWITCH_UNREAD = -1, SWITCH_NO, SWITCH_YES, SWITCH_BAD };
+struct env_switch {
+	const char *name;
+	int state;
+	int complained; /* the one line about a bad value was printed */
+};
+static struct env_switch strict = { "SECBUF_STRICT", SWITCH_UNREAD, 0 };
+static struct env_switch secret = { "SECBUF_SECRET", SWITCH_UNREAD, 0 };
+static int warned;	  /* the one warning about unlocked memory was printed */
+static int warned_secret; /* ... about memory outside the secret tier */
 
 /* ASCII only: strcasecmp() follows the locale, where "I" need not fold to "i". */
 static int same_word(const char *value, const char *word)
@@ -37,68 +43,79 @@ static int same_word(const char *value, const char *word)
 	return *value == *word;
 }
 
-static int parse_strict(const char *value)
+static int parse_switch(const char *value)
 {
 	static const char *const yes[] = { "1", "true", "yes", "on" };
 	static const char *const no[] = { "", "0", "false", "no", "off" };
 	size_t i;
 
 	if (!value)
-		return STRICT_NO;
+		return SWITCH_NO;
 	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
 		if (same_word(value, yes[i]))
-			return STRICT_YES;
+			return SWITCH_YES;
 	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
 		if (same_word(value, no[i]))
-			return STRICT_NO;
-	return STRICT_BAD;
+			return SWITCH_NO;
+	return SWITCH_BAD;
 }
 
 /*
  * A value that is neither a yes nor a no is a mistake, most likely a yes
- * misspelt: taking it for a no would hand out unlocked memory to a user
- * who asked for none.  Say so once, on one line (what the environment
- * holds is shown printable and cut short).
+ * misspelt: taking it for a no would hand out memory the user asked not
+ * to get.  Say so once, on one line (what the environment holds is shown
+ * printable and cut short).
  */
-static void complain_strict(const char *value)
+static void complain(struct env_switch *sw, const char *value)
 {
 	char shown[33], msg[400];
 	size_t i;
 	int n;
 
-	if (__atomic_exchange_n(&complained, 1, __ATOMIC_RELAXED))
+	if (__atomic_exchange_n(&sw->complained, 1, __ATOMIC_RELAXED))
 		return;
 	for (i = 0; value[i] && i < sizeof(shown) - 1; i++)
 		shown[i] = value[i] >= ' ' && value[i] <= '~' ? value[i] : '?';
 	shown[i] = 0;
 	n = snprintf(msg, sizeof(msg),
-		     "libsecbuf-sodium: %s[%d]: SECBUF_STRICT=\"%s%s\" is "
+		     "libsecbuf-sodium: %s[%d]: %s=\"%s%s\" is "
 		     "neither a yes (1, true, yes, on) nor a no (0, false, no, off, empty): "
 		     "every sodium_malloc() fails with EINVAL\n",
-		     program_invocation_short_name, (int)getpid(), shown, value[i] ? "..." : "");
+		     program_invocation_short_name, (int)getpid(), sw->name, shown,
+		     value[i] ? "..." : "");
 	if (n > 0)
 		(void)!write(STDERR_FILENO, msg,
 			     (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
-/* 0 (strict) or SECBUF_BEST_EFFORT; -1 with errno EINVAL if SECBUF_STRICT is neither. */
+static int switch_state(struct env_switch *sw)
+{
+	int s = __atomic_load_n(&sw->state, __ATOMIC_RELAXED);
+
+	if (s == SWITCH_UNREAD) {
+		const char *env = secure_getenv(sw->name);
+
+		s = parse_switch(env);
+		if (s == SWITCH_BAD)
+			complain(sw, env);
+		__atomic_store_n(&sw->state, s, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+/*
+ * 0 (strict) or SECBUF_BEST_EFFORT, with SECBUF_SECRET if asked for; -1
+ * with errno EINVAL if a switch is neither a yes nor a no.
+ */
 static int alloc_flags(void)
 {
-	int s = __atomic_load_n(&strict, __ATOMIC_RELAXED);
+	int st = switch_state(&strict), se = switch_state(&secret);
 
-	if (s == STRICT_UNREAD) {
-		const char *env = secure_getenv("SECBUF_STRICT");
-
-		s = parse_strict(env);
-		if (s == STRICT_BAD)
-			complain_strict(env);
-		__atomic_store_n(&strict, s, __ATOMIC_RELAXED);
-	}
-	if (s == STRICT_BAD) {
+	if (st == SWITCH_BAD || se == SWITCH_BAD) {
 		errno = EINVAL;
 		return -1;
 	}
-	return s == STRICT_YES ? 0 : SECBUF_BEST_EFFORT;
+	return (st == SWITCH_YES ? 0 : SECBUF_BEST_EFFORT) | (se == SWITCH_YES ? SECBUF_SECRET : 0);
 }
 
 /*
@@ -131,6 +148,24 @@ static void warn_unlocked(void)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
+/* SECBUF_SECRET asked for what this kernel or sandbox would not give: say so, once. */
+static void warn_not_secret(int method)
+{
+	char msg[300];
+	int n;
+
+	if (__atomic_exchange_n(&warned_secret, 1, __ATOMIC_RELAXED))
+		return;
+	n = snprintf(msg, sizeof(msg),
+		     "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
+		     "memory is NOT secret memory but %s (memfd_secret failed; before Linux 6.5 "
+		     "boot with secretmem.enable=1); SECBUF_STRICT=1 refuses instead\n",
+		     program_invocation_short_name, (int)getpid(), secbuf_lock_method_name(method));
+	if (n > 0)
+		(void)!write(STDERR_FILENO, msg,
+			     (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+}
+
 __attribute__((visibility("default")))
 void *sodium_malloc(size_t size)
 {
@@ -142,6 +177,8 @@ void *sodium_malloc(size_t size)
 	if (flags >= 0 && sb_ready(flags) == 0)
 		p = sb_alloc_guarded(size, flags, 1, &method);
 	if (p) {
+		if ((flags & SECBUF_SECRET) && method != SECBUF_LOCK_SECRETMEM)
+			warn_not_secret(method);
 		if (method == SECBUF_LOCK_NONE)
 			warn_unlocked();
 		errno = saved;

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -451,6 +452,69 @@ static int strict_main(void)
 	return 0;
 }
 
+static const unsigned char marker[16] = "sodium-secret-1";
+
+/* Read n bytes at p through /proc/self/mem: 0, or the errno that stopped it. */
+static int mem_read_err(const void *p, size_t n)
+{
+	unsigned char buf[64];
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, buf, n, (off_t)(uintptr_t)p) != (ssize_t)n)
+		err = errno ? errno : -1;
+	else if (memcmp(buf, p, n))
+		err = -1;
+	close(fd);
+	return err;
+}
+
+/*
+ * Under SECBUF_SECRET=1 (exit code = failed step): the memory is secret,
+ * so /proc/self/mem cannot read it (the control, ordinary libsecbuf
+ * memory, can), and the rest of the API works on it as on any buffer.
+ */
+static int secret_main(void)
+{
+	unsigned char *p = sodium_malloc(100), *c = secbuf_alloc_flags(100, SECBUF_BEST_EFFORT);
+
+	if (!p || !c)
+		return 2;
+	memcpy(p, marker, sizeof(marker));
+	memcpy(c, marker, sizeof(marker));
+	errno = 0;
+	if (mem_read_err(p, sizeof(marker)) != EIO)
+		return 3;
+	if (mem_read_err(c, sizeof(marker)) != 0)
+		return 4;
+	if (sodium_mprotect_readonly(p) < 0 || memcmp(p, marker, sizeof(marker)) ||
+	    sodium_mprotect_readwrite(p) < 0)
+		return 5;
+	sodium_free(p);
+	secbuf_free(c);
+	return 0;
+}
+
+/* memfd_secret refused (exit code = failed step): strict fails with ENOSYS, else works. */
+static int secret_refused_main(void)
+{
+	const char *strict = getenv("SECBUF_STRICT");
+	unsigned char *p;
+
+	errno = 0;
+	p = sodium_malloc(100);
+	if (strict && *strict)
+		return p || errno != ENOSYS ? 2 : 0;
+	if (!p)
+		return 3;
+	memcpy(p, marker, sizeof(marker));
+	if (mem_read_err(p, sizeof(marker)) != 0) /* the fallback: ordinary locked memory */
+		return 4;
+	sodium_free(p);
+	return 0;
+}
+
 /* A SECBUF_STRICT that is neither a yes nor a no: every call fails, EINVAL. */
 static int bad_strict_main(void)
 {
@@ -591,6 +655,7 @@ START_TEST(strict_bad_value_is_einval)
 		{ "SECBUF_STRICT=enable", "\"enable\"" },
 		{ "SECBUF_STRICT= yes", "\" yes\"" },
 		{ "SECBUF_STRICT=on\nno", "\"on?no\"" },
+		{ "SECBUF_SECRET=maybe", "SECBUF_SECRET=\"maybe\"" },
 	};
 	struct sbt_self se = { .mode = "--bad-strict" };
 	char msg[1024], fails[2048] = "";
@@ -608,6 +673,56 @@ START_TEST(strict_bad_value_is_einval)
 				 i, st, cases[i].shown, msg);
 	}
 	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
+static void secret_env(void)
+{
+	unsetenv("SECBUF_LOCK");
+	setenv("SECBUF_SECRET", "1", 1);
+}
+
+START_TEST(secret_from_environment)
+{
+	const struct sbt_self se = { .mode = "--secret", .before_exec = secret_env };
+	char msg[1024];
+	int st;
+
+	sbt_need_secretmem();
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the secret tier takes no lock method");
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	ck_assert_msg(!strstr(msg, "warning"), "warned: %s", msg);
+}
+END_TEST
+
+/* memfd_secret refused by a filter: one warning and locked memory, or with SECBUF_STRICT=1 ENOSYS. */
+START_TEST(secret_refused_warns_or_fails)
+{
+	static const struct sbt_deny no_secret = { SYS_memfd_secret, -1, 0, 0, ENOSYS };
+	struct sbt_self se = { .mode = "--secret-refused",
+			       .deny = &no_secret,
+			       .ndeny = 1,
+			       .before_exec = secret_env };
+	char msg[1024];
+	int st;
+
+	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from a seccomp filter");
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "NOT secret memory") &&
+			      strstr(msg, "secretmem.enable=1"),
+		      "expected one warning: %s", msg);
+	se.env = "SECBUF_STRICT=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "strict: status %#x (exit 2: not NULL/ENOSYS): %s", st,
+		      msg);
+	ck_assert_msg(!strstr(msg, "warning"), "strict mode warned: %s", msg);
 }
 END_TEST
 
@@ -695,6 +810,8 @@ int main(int argc, char **argv)
 		SBT(strict_bad_value_is_einval),
 		SBT(madvise_refused_is_eperm),
 		SBT(purge_on_crash_from_environment),
+		SBT(secret_from_environment),
+		SBT(secret_refused_warns_or_fails),
 		SBT_END,
 	};
 	static const struct sbt_test *const groups[] = { tests, NULL };
@@ -703,6 +820,8 @@ int main(int argc, char **argv)
 		{ "--strict", strict_main },
 		{ "--bad-strict", bad_strict_main },
 		{ "--purge-env", purge_env_main },
+		{ "--secret", secret_main },
+		{ "--secret-refused", secret_refused_main },
 		{ NULL, NULL },
 	};
 
