@@ -25,13 +25,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--allow-unlocked] [-v]\n"
-		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " KD_DEFAULT_SOCKET ")\n"
+		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--allow-unlocked]\n"
+		"               [--secret-memory=auto|required|off] [-v]\n"
+		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " KD_DEFAULT_SOCKET
+		")\n"
 		"      --mode OCTAL      socket file mode (default 0600; peers are checked by uid anyway)\n"
 		"      --buffer SIZE     working buffer for messages, e.g. 64M (default); the largest\n"
 		"                        request is half of it, so that a request and its reply both fit\n"
 		"      --allow-unlocked  run even when secrets cannot be locked in memory (they may then\n"
 		"                        be swapped out); by default secbufd refuses to start\n"
+		"      --secret-memory=WHEN  keys in memfd_secret memory, out of the kernel's direct\n"
+		"                        map: auto (default: if the kernel has it), required, off\n"
 		"  -v, --verbose         log one line per request (operation and size, never key bytes)\n"
 		"  -V, --version         print the version\n"
 		"SIGTERM, SIGINT, SIGHUP and SIGQUIT wipe every key and the buffer, then exit 0.\n");
@@ -121,26 +125,69 @@ static int buffer_init(struct arena *ar, size_t bufsize, int allow_unlocked)
 	return 0;
 }
 
+enum { SECRET_OFF, SECRET_AUTO, SECRET_REQUIRED };
+
+/*
+ * Which tier holds the keys: SECBUF_SECRET if a key-sized secret buffer
+ * can be had (a call that uses the tier and succeeds), else the lock
+ * tier; under "required", its lack is an error that names the fix.
+ * Returns the flags to add to the keys', or -1.
+ */
+static int key_tier(int when)
+{
+	const char *why;
+	void *probe;
+	int err;
+
+	if (when == SECRET_OFF) {
+		fprintf(stderr, "secbufd: keys in locked memory (--secret-memory=off)\n");
+		return 0;
+	}
+	probe = secbuf_alloc_flags(crypto_sign_SECRETKEYBYTES, SECBUF_SECRET);
+	if (probe) {
+		secbuf_free(probe);
+		fprintf(stderr,
+			"secbufd: keys in secret memory (memfd_secret): out of the kernel's "
+			"direct map, unreadable through /proc/PID/mem\n");
+		return SECBUF_SECRET;
+	}
+	err = errno;
+	if (err == ENOSYS)
+		why = "this kernel has no secret memory: it needs CONFIG_SECRETMEM and, before "
+		      "Linux 6.5, secretmem.enable=1 on its command line";
+	else if (err == EPERM)
+		why = "memfd_secret was refused: a seccomp filter (SystemCallFilter=memfd_secret)";
+	else if (err == EAGAIN)
+		why = "RLIMIT_MEMLOCK has no room left: raise LimitMEMLOCK= or ulimit -l";
+	else
+		why = "memfd_secret failed";
+	fprintf(stderr, "secbufd: %s: %s (%s)\n",
+		when == SECRET_REQUIRED ? "cannot keep keys in secret memory" :
+					  "keys in locked memory, not secret memory",
+		why, strerror(err));
+	return when == SECRET_REQUIRED ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "buffer", required_argument, NULL, 'b' },
-		{ "allow-unlocked", no_argument, NULL, 'U' },
-		{ "strict", no_argument, NULL, 'S' },	/* the default; kept for scripts */
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option opts[] = { { "socket", required_argument, NULL, 's' },
+					      { "mode", required_argument, NULL, 'm' },
+					      { "buffer", required_argument, NULL, 'b' },
+					      { "allow-unlocked", no_argument, NULL, 'U' },
+					      { "strict", no_argument, NULL,
+						'S' }, /* the default; kept for scripts */
+					      { "secret-memory", required_argument, NULL, 'K' },
+					      { "verbose", no_argument, NULL, 'v' },
+					      { "version", no_argument, NULL, 'V' },
+					      { "help", no_argument, NULL, 'h' },
+					      { 0 } };
 	const char *env = getenv("SECBUFD_SOCKET");
 	struct server_config cfg = { .path = env && *env ? env : KD_DEFAULT_SOCKET, .mode = 0600 };
 	static struct arena ar;
 	static struct keystore ks;
 	const struct rlimit nocore = { 0, 0 };
 	size_t bufsize = DEFAULT_BUFFER;
-	int allow_unlocked = 0, strict = 0, opt;
+	int allow_unlocked = 0, strict = 0, secret = SECRET_AUTO, tier, opt;
 	char *end;
 
 	while ((opt = getopt_long(argc, argv, "s:vVh", opts, NULL)) != -1) {
@@ -161,6 +208,20 @@ int main(int argc, char **argv)
 			break;
 		case 'U': allow_unlocked = 1; break;
 		case 'S': strict = 1; break;
+		case 'K':
+			if (!strcmp(optarg, "auto"))
+				secret = SECRET_AUTO;
+			else if (!strcmp(optarg, "required"))
+				secret = SECRET_REQUIRED;
+			else if (!strcmp(optarg, "off"))
+				secret = SECRET_OFF;
+			else {
+				fprintf(stderr,
+					"secbufd: bad --secret-memory %s (auto, required or off)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'v': cfg.verbose = 1; break;
 		case 'V': printf("secbufd (secbuf) %s\n", SECBUF_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
@@ -185,7 +246,11 @@ int main(int argc, char **argv)
 
 	if (buffer_init(&ar, bufsize, allow_unlocked) < 0)
 		return 1;
-	ks_init(&ks, allow_unlocked ? SECBUF_BEST_EFFORT : 0);
+	if ((tier = key_tier(secret)) < 0) {
+		arena_free(&ar);
+		return 1;
+	}
+	ks_init(&ks, (allow_unlocked ? SECBUF_BEST_EFFORT : 0) | tier);
 
 	if (server_run(&cfg, &ks, &ar) < 0) {
 		ks_wipe(&ks);

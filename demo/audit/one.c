@@ -11,10 +11,11 @@
 
 struct totals {
 	unsigned long pages, resident, locked, swapped, unevictable, evictable, dirty;
-	unsigned by;	 /* every reason a mapping was selected */
-	unsigned method; /* every lock method the mappings are named after */
-	size_t named;	 /* mappings named after a method */
-	size_t agreeing; /* of those, the ones whose VmFlags agree (lo, or not for "none") */
+	unsigned long secret; /* resident pages of memfd_secret memory: out of the direct map */
+	unsigned by;	      /* every reason a mapping was selected */
+	unsigned method;      /* every lock method the mappings are named after */
+	size_t named;	      /* mappings named after a method */
+	size_t agreeing;      /* of those, the ones whose VmFlags agree (lo, or not for "none") */
 };
 
 /*
@@ -46,8 +47,8 @@ static int is_dirty(const struct audit_map *m)
 	return m->swapped || m->evictable || (m->method && m->method != METHOD_NONE && !m->lo);
 }
 
-/* How the mappings were selected, in words. */
-static const char *selection_text(unsigned by)
+/* How the mappings were selected, in words; memfd_secret memory besides. */
+static const char *selection_words(unsigned by)
 {
 	switch (by) {
 	case AUDIT_BY_NAME:
@@ -62,6 +63,15 @@ static const char *selection_text(unsigned by)
 	return by & AUDIT_BY_LOCKED ? "name, VmFlags dd+wf and VmFlags lo (--all)" : "?";
 }
 
+static void print_selection(unsigned by)
+{
+	unsigned rest = by & ~AUDIT_BY_SECRETMEM;
+
+	printf("selection: %s%s%s\n", rest ? selection_words(rest) : "",
+	       rest && by != rest ? ", and " : "",
+	       by != rest ? "memfd_secret memory (" SECRETMEM_NAME ")" : "");
+}
+
 static void print_text(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
 		       const struct totals *t, int kpf, unsigned searched)
 {
@@ -71,7 +81,10 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	print_escaped(stdout, comm, ESCAPE_TEXT);
 	printf("), page flags from %s\n",
 	       kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
-	printf("selection: %s\n", n ? selection_text(t->by) : "nothing selected");
+	if (n)
+		print_selection(t->by);
+	else
+		printf("selection: nothing selected\n");
 	if (n)
 		print_method(t);
 	if (n)
@@ -104,7 +117,8 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	       (int)pid, n, t->pages, t->resident, t->locked, t->swapped);
 	if (kpf)
 		printf("%lu unevictable, ", t->unevictable);
-	printf("%lu evictable: %s\n", t->evictable, t->dirty ? "LEAK" : "CLEAN");
+	printf("%lu evictable, %lu secret (out of the direct map): %s\n", t->evictable, t->secret,
+	       t->dirty ? "LEAK" : "CLEAN");
 }
 
 static void print_json(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
@@ -136,7 +150,8 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 			printf("%lu", m[i].unevictable);
 		else
 			printf("null");
-		printf(",\"evictable\":%lu,\"clean\":%s}", m[i].evictable,
+		printf(",\"evictable\":%lu,\"secret\":%lu,\"clean\":%s}", m[i].evictable,
+		       m[i].method == METHOD_SECRETMEM ? m[i].resident : 0,
 		       is_dirty(&m[i]) ? "false" : "true");
 	}
 	printf("],\"summary\":{\"mappings\":%zu,\"pages\":%lu,\"resident\":%lu,\"locked\":%lu,\"swapped\":%lu,"
@@ -146,7 +161,7 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 		printf("%lu", t->unevictable);
 	else
 		printf("null");
-	printf(",\"evictable\":%lu,\"clean\":%s}}\n", t->evictable,
+	printf(",\"evictable\":%lu,\"secret\":%lu,\"clean\":%s}}\n", t->evictable, t->secret,
 	       !n	? "null" :
 	       t->dirty ? "false" :
 			  "true");
@@ -183,7 +198,7 @@ static const char *scan_error(int err)
 int audit_one(long pid, const struct audit_opts *o)
 {
 	const struct audit_select *sel = &o->sel;
-	unsigned searched = AUDIT_BY_NAME | AUDIT_BY_VMFLAGS;
+	unsigned searched = AUDIT_BY_NAME | AUDIT_BY_VMFLAGS | AUDIT_BY_SECRETMEM;
 	struct audit_map *maps;
 	struct totals t = { 0 };
 	char comm[64];
@@ -206,6 +221,7 @@ int audit_one(long pid, const struct audit_opts *o)
 		t.swapped += maps[i].swapped;
 		t.unevictable += maps[i].unevictable;
 		t.evictable += maps[i].evictable;
+		t.secret += maps[i].method == METHOD_SECRETMEM ? maps[i].resident : 0;
 		t.dirty += is_dirty(&maps[i]);
 		t.by |= maps[i].by;
 		t.method |= maps[i].method;

@@ -26,7 +26,8 @@ static unsigned selected(const struct smaps_vma *v, const struct audit_select *s
 		return AUDIT_BY_NAME;
 	if (dd && vmflag_has(v, "wf"))
 		return AUDIT_BY_VMFLAGS;
-	if (sel->likely && lo && dd && !strcmp(v->name, SECRETMEM_NAME))
+	/* libsecbuf's secret tier (SECBUF_SECRET) as well as anyone else's. */
+	if (lo && dd && !strcmp(v->name, SECRETMEM_NAME))
 		return AUDIT_BY_SECRETMEM;
 	/* Not a file, not a device's or the kernel's ([vvar] is io pf dd). */
 	if (sel->likely && lo && dd && v->name[0] != '/' && !vmflag_has(v, "io") &&
@@ -56,13 +57,20 @@ const char *audit_by_name(unsigned by, char *buf, size_t size)
 	return audit_bits_name(names, sizeof(names) / sizeof(names[0]), by, buf, size);
 }
 
-static const char *const method_names[] = { "maplockonfault", "mlock2", "mlock", "none", "other" };
+static const char *const method_names[] = {
+	"maplockonfault", "mlock2", "mlock", "none", "secretmem", "other",
+};
 
-/* [anon:secbuf:METHOD] gives METHOD's bit; any other name, 0. */
+/*
+ * [anon:secbuf:METHOD] gives METHOD's bit, memfd_secret memory (which
+ * cannot be named) METHOD_SECRETMEM; any other name, 0.
+ */
 static unsigned method_of(const char *name)
 {
 	size_t pre = strlen(SECBUF_VMA_PREFIX), len = strlen(name);
 
+	if (!strcmp(name, SECRETMEM_NAME))
+		return METHOD_SECRETMEM;
 	if (strncmp(name, SECBUF_VMA_PREFIX, pre) || len <= pre + 1 || name[len - 1] != ']')
 		return 0;
 	for (unsigned i = 0; i + 1 < sizeof(method_names) / sizeof(method_names[0]); i++)

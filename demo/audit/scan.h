@@ -23,7 +23,8 @@ enum audit_method {
 	METHOD_MLOCK2 = 2,
 	METHOD_MLOCK = 4,
 	METHOD_NONE = 8,
-	METHOD_OTHER = 16, /* a name this audit does not know */
+	METHOD_SECRETMEM = 16, /* memfd_secret memory: SECBUF_SECRET's tier, or anyone's */
+	METHOD_OTHER = 32,     /* a name this audit does not know */
 };
 
 /*
@@ -39,7 +40,7 @@ enum audit_by {
 	AUDIT_BY_VMFLAGS = 2,	 /* VmFlags dd and wf: secbuf's signature */
 	AUDIT_BY_LOCKED = 4,	 /* VmFlags lo, with --all */
 	AUDIT_BY_RANGE = 8,	 /* overlaps --range */
-	AUDIT_BY_SECRETMEM = 16, /* memfd_secret memory, with likely */
+	AUDIT_BY_SECRETMEM = 16, /* memfd_secret memory, always */
 	AUDIT_BY_DONTDUMP = 32,	 /* other anonymous memory, locked and DONTDUMP, with likely */
 };
 

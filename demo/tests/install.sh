@@ -147,10 +147,11 @@ blocked() {	# blocked UNIT CALL...: the calls its SystemCallFilter= lines forbid
 	shift
 	for call; do grep -qx "$call" <<<"$allowed" || echo "$call"; done
 }
-b=$(blocked "$punit" mmap munmap mprotect madvise mlock mlock2 munlock mincore prctl capget setrlimit \
+b=$(blocked "$punit" mmap munmap mprotect madvise mlock mlock2 munlock mincore memfd_secret ftruncate \
+	prctl capget setrlimit \
 	getrandom rt_sigprocmask signalfd4 epoll_create1 epoll_ctl epoll_wait socket bind listen accept4 \
 	getsockopt getsockname fcntl sendto read write close mkdir chmod unlink umask)
-ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock and the daemon's calls${b:+ (blocked: $(echo $b))}" \
+ok "SystemCallFilter keeps mmap, mprotect, madvise, mlock, mlock2, munlock, memfd_secret and the daemon's calls${b:+ (blocked: $(echo $b))}" \
 	test -z "$b"
 
 aunit=$prefix/lib/systemd/system/secbuf-audit-textfile.service

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +49,22 @@ static void exec_prog(const char *prog, const char *const *args, const char *con
 	_exit(127);
 }
 
+/* memfd_secret fails with ENOSYS from now on, in this process and what it execs. */
+static int deny_memfd_secret(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_secret, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 pid_t daemon_spawn(const char *socket, const char *const *args, const char *const *env, const char *errlog,
 		   const struct run_as *as)
 {
@@ -71,6 +91,10 @@ pid_t daemon_spawn(const char *socket, const char *const *args, const char *cons
 			    setgid(as->uid) < 0 || setuid(as->uid) < 0) {
 				fprintf(stderr, "run as uid %u, RLIMIT_MEMLOCK %llu: %s\n", (unsigned)as->uid,
 					as->memlock, strerror(errno));
+				_exit(126);
+			}
+			if (as->no_secretmem && deny_memfd_secret() < 0) {
+				fprintf(stderr, "seccomp filter: %s\n", strerror(errno));
 				_exit(126);
 			}
 		}

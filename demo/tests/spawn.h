@@ -12,6 +12,8 @@ extern const char *bindir;
 struct run_as {
 	uid_t uid;
 	unsigned long long memlock;	/* bytes, soft and hard */
+	int no_secretmem;		/* memfd_secret answers ENOSYS (seccomp), as on
+					   a kernel without secret memory */
 };
 
 /*

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,17 @@ static void *secret_mapping(size_t len)
 		return NULL;
 	}
 	return p;
+}
+
+/* Whether memfd_secret(2) gives a file here (the secret tier can be had). */
+static int secret_works(void)
+{
+	int fd = syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 static long json_num(const char *key)
@@ -307,11 +319,17 @@ static void test_json_name(void)
 	       "escaped (\\u00XX) (exit %d)", rc);
 }
 
-/* The daemon as deployed: found by name or by signature, and an unlocked one is a leak. */
+/*
+ * The daemon as deployed: found by name or by signature, an unlocked one
+ * is a leak, and keys in secret memory are their own state, clean.
+ */
 static void test_daemons(void)
 {
-	static const char *const locked_args[] = { "--buffer", "4M", NULL };
-	static const char *const unlocked_args[] = { "--buffer", "4M", "--allow-unlocked", NULL };
+	static const char *const locked_args[] = { "--buffer", "4M", "--secret-memory=off", NULL };
+	static const char *const unlocked_args[] = { "--buffer", "4M", "--allow-unlocked",
+						     "--secret-memory=off", NULL };
+	static const char *const secret_args[] = { "--buffer", "4M", "--secret-memory=required",
+						   NULL };
 	static const char *const unlocked_env[] = { "SECBUF_LOCK=none", NULL };
 	char dir[] = "/tmp/secbuf-audit-test.XXXXXX", sock[128], log[128], pid[16];
 	const char *args[] = { "--json", pid, NULL };
@@ -325,17 +343,36 @@ static void test_daemons(void)
 		return;
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(log, sizeof(log), "%s/log", dir);
-	for (int unlocked = 0; unlocked <= 1; unlocked++) {
-		d = unlocked ? daemon_start(sock, unlocked_args, unlocked_env, log) :
+	for (int unlocked = 0; unlocked <= 2; unlocked++) {
+		int secret = unlocked == 2;
+
+		if (secret && !secret_works()) {
+			tap_skip("memfd_secret fails here",
+				 "audit of secbufd with its keys in secret memory");
+			break;
+		}
+		d = secret   ? daemon_start(sock, secret_args, NULL, log) :
+		    unlocked ? daemon_start(sock, unlocked_args, unlocked_env, log) :
 			       daemon_start(sock, locked_args, NULL, log);
 		fd = d > 0 ? kd_connect(sock) : -1;
 		if (fd < 0 || kd_call(fd, KD_OP_KEYGEN, 2, f, &r) < 0 || r.status != KD_OK) {
-			tap_check(0, "secbufd%s with one key for the audit", unlocked ? " (unlocked)" : "");
+			tap_check(0, "secbufd%s with one key for the audit",
+				  secret   ? " (secret memory)" :
+				  unlocked ? " (unlocked)" :
+					     "");
 		} else {
 			kd_reply_free(&r);
 			snprintf(pid, sizeof(pid), "%d", (int)d);
 			rc = audit(args);
-			if (!unlocked)
+			if (secret)
+				tap_check(
+					rc == 0 && json_num("secret") >= 1 &&
+						json_has("\"method\":\"secretmem\"") &&
+						json_has("\"name\":\"/secretmem (deleted)\""),
+					"audit of secbufd with its key in secret memory: exit %d, the key's "
+					"mapping /secretmem, method secretmem, %ld pages secret, clean",
+					rc, json_num("secret"));
+			else if (!unlocked)
 				tap_check(rc == 0 && json_num("mappings") >= 2 && json_num("locked") >= 2 &&
 				       json_has(names_work ? "\"selection\":\"name" : "\"selection\":\"vmflags\""),
 				       "audit of secbufd, no options, finds buffer and key by %s: exit %d, %ld mappings, "

@@ -47,7 +47,7 @@ static unsigned long need_kb(unsigned long n)
 /* Start secbufd as uid 65534 under memlock_kb; 0 when it answers, else its exit code. */
 static int start_as_nobody(unsigned long long memlock_kb, const char *const *args, pid_t *pid)
 {
-	struct run_as as = { NOBODY, memlock_kb << 10 };
+	struct run_as as = { NOBODY, memlock_kb << 10, 0 };
 	int status;
 
 	*pid = daemon_spawn(sock, args, NULL, log_path, &as);

@@ -16,6 +16,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -477,6 +478,8 @@ static void test_notify(const char *dir)
 static void test_signal_wipe(const char *dir, int sig)
 {
 	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
+	/* Keys a reader can see before the wipe (secret memory it cannot). */
+	static const char *const readable[] = { "--buffer", "4M", "--secret-memory=off", NULL };
 	uint8_t seed[32], x[32], t = KD_KEY_ED25519, tx = KD_KEY_X25519;
 	struct kd_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
 	struct kd_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
@@ -486,7 +489,7 @@ static void test_signal_wipe(const char *dir, int sig)
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/sig%s.sock", dir, name);
-	pid = daemon_start(sock, small, env, errlog);
+	pid = daemon_start(sock, readable, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
 	if (pid < 0 || call_status(KD_OP_IMPORT, 3, f) != KD_OK || call_status(KD_OP_IMPORT, 3, g) != KD_OK) {
@@ -513,6 +516,97 @@ static void test_signal_wipe(const char *dir, int sig)
 	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
 	       "(status 0x%x)", name, status);
 	tap_check(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
+}
+
+/*
+ * Import a fresh seed into a daemon started with args (as, unless NULL):
+ * the copies of it a root reader finds through /proc/PID/mem, or -1 if
+ * the daemon did not start or import; its log in log.
+ */
+static long imported_copies(const char *dir, const char *const *args, const struct run_as *as,
+			    char *log, size_t size)
+{
+	uint8_t seed[32], t = KD_KEY_ED25519;
+	struct kd_field f[3] = { fld(&t, 1), str("tier"), fld(seed, 32) };
+	long hits = -1;
+	int status;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/tier.sock", dir);
+	randombytes_buf(seed, sizeof(seed));
+	pid = daemon_spawn(sock, args, NULL, errlog, as);
+	if (daemon_ready(pid, sock, &status) == 0 && call_status(KD_OP_IMPORT, 3, f) == KD_OK)
+		hits = mem_hits(pid, seed, 32);
+	if (pid > 0 && waitpid(pid, &status, WNOHANG) == 0)
+		daemon_stop(pid);
+	read_text(errlog, log, size);
+	return hits;
+}
+
+/*
+ * --secret-memory: auto puts the keys where root's /proc/PID/mem cannot
+ * read them, off leaves them in locked memory (the negative control, same
+ * reader), required refuses to start without secret memory and names the
+ * boot parameter; auto without it says so and runs.
+ */
+static void test_secret_memory(const char *dir)
+{
+	static const char *const off[] = { "--buffer", "4M", "--secret-memory=off", NULL };
+	static const char *const required[] = { "--buffer", "4M", "--secret-memory=required",
+						NULL };
+	static const char *const bad[] = { "--buffer", "4M", "--secret-memory=yes", NULL };
+	struct run_as without = { 0, 0, 1 };
+	int fd = syscall(SYS_memfd_secret, O_CLOEXEC), status;
+	struct rlimit rl;
+	char log[2048];
+	long hits;
+	pid_t pid;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+		without.memlock = rl.rlim_max; /* as it is: raising it needs CAP_SYS_RESOURCE */
+
+	hits = imported_copies(dir, off, NULL, log, sizeof(log));
+	tap_check(hits >= 1 && strstr(log, "keys in locked memory (--secret-memory=off)"),
+		  "--secret-memory=off: the control, root reads the imported key (%ld copies)",
+		  hits);
+	if (fd < 0) {
+		tap_skip("memfd_secret fails here",
+			 "--secret-memory=auto: no copy of the key readable");
+	} else {
+		close(fd);
+		hits = imported_copies(dir, small, NULL, log, sizeof(log));
+		tap_check(
+			hits == 0 && strstr(log, "keys in secret memory (memfd_secret)"),
+			"--secret-memory=auto (the default): root reads no copy of the imported key "
+			"(%ld copies)",
+			hits);
+		hits = imported_copies(dir, required, NULL, log, sizeof(log));
+		tap_check(hits == 0, "--secret-memory=required: the same (%ld copies)", hits);
+	}
+	hits = imported_copies(dir, small, &without, log, sizeof(log));
+	tap_check(
+		hits >= 1 && strstr(log, "keys in locked memory, not secret memory") &&
+			strstr(log, "secretmem.enable=1"),
+		"auto without memfd_secret (seccomp ENOSYS): runs, keys in locked memory, and says why");
+	snprintf(sock, sizeof(sock), "%s/required.sock", dir);
+	pid = daemon_spawn(sock, required, NULL, errlog, &without);
+	status = wait_exit(pid, 5000);
+	read_text(errlog, log, sizeof(log));
+	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+			  strstr(log, "cannot keep keys in secret memory") &&
+			  strstr(log, "secretmem.enable=1"),
+		  "required without memfd_secret: exits 1 naming secretmem.enable=1 (status 0x%x)",
+		  status);
+	if (status == -1)
+		daemon_stop(pid);
+	pid = daemon_spawn(sock, bad, NULL, errlog, NULL);
+	status = wait_exit(pid, 5000);
+	read_text(errlog, log, sizeof(log));
+	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 2 &&
+			  strstr(log, "bad --secret-memory yes"),
+		  "--secret-memory=yes: exits 2, a usage error (status 0x%x)", status);
+	if (status == -1)
+		daemon_stop(pid);
 }
 
 /* The other catchable ways to end it wipe and exit 0 too. */
@@ -573,6 +667,7 @@ int main(int argc, char **argv)
 		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
 	test_signals(dir);
+	test_secret_memory(dir);
 	test_notify(dir);
 	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);
 	if (system(errlog) != 0)
