@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * proof-core: a child holding a secbuf secret, a packed secbuf secret
- * (SECBUF_PACKED), a memfd_secret secret and a control secret in malloc
- * memory dies of SIGABRT with core dumps on.  The core file must hold the
- * control marker (so the search works) and none of the other three, nor
+ * (SECBUF_PACKED), secrets of the secret tier (SECBUF_SECRET, buffer and
+ * packed), a raw memfd_secret secret and a control secret in malloc memory
+ * dies of SIGABRT with core dumps on.  The core file must hold the control
+ * marker (so the search works) and none of the others, nor
  * libsecbuf's key (the first 16 bytes of its page,
  * [anon:secbuf-key]), which would let a reader of the core predict canaries.
  */
@@ -25,8 +26,10 @@
 #define KEY_LEN		16
 #define PATTERN_FILE	"/proc/sys/kernel/core_pattern"
 
-enum { M_SECBUF, M_PACKED, M_SECRETMEM, M_CONTROL, M_COUNT };
-static const char *const mark_name[M_COUNT] = { "secbuf", "packed", "memfd_secret", "control" };
+enum { M_SECBUF, M_PACKED, M_SECRETMEM, M_SECRET, M_SECRET_PACKED, M_CONTROL, M_COUNT };
+static const char *const mark_name[M_COUNT] = {
+	"secbuf", "packed", "memfd_secret", "secret tier", "secret packed", "control",
+};
 
 static int is_key_page(const struct smaps_vma *v, void *arg)
 {
@@ -60,6 +63,8 @@ static void __attribute__((noreturn)) child(int fd, int method)
 	m[M_SECBUF] = secbuf_alloc_flags(4096, flags);
 	m[M_PACKED] = secbuf_alloc_flags(MARK_LEN, flags | SECBUF_PACKED);
 	m[M_SECRETMEM] = secretmem_map(4096);
+	m[M_SECRET] = secbuf_alloc_flags(4096, SECBUF_SECRET);
+	m[M_SECRET_PACKED] = secbuf_alloc_flags(MARK_LEN, SECBUF_SECRET | SECBUF_PACKED);
 	m[M_CONTROL] = malloc(4096);
 	for (int i = 0; i < M_COUNT; i++) {
 		if (!m[i] || m[i] == MAP_FAILED || mark_fill(m[i]) < 0 ||
@@ -126,8 +131,9 @@ int main(void)
 	write_text(PATTERN_FILE, old_pattern);
 	if (!tap_check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && WCOREDUMP(status),
 		       "child died of SIGABRT and dumped core (status 0x%x)", status))
-		tap_bail("no core to search (exit %d: 3+i = allocating marker i failed, 7: no key page)",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		tap_bail(
+			"no core to search (exit %d: 3+i = allocating marker i failed, 9: no key page)",
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 
 	snprintf(core_path, sizeof(core_path), "/tmp/proof-core.%d", (int)pid);
 	core = mark_slurp(core_path, &core_len);
@@ -146,6 +152,10 @@ int main(void)
 	ok &= tap_check(key_hits == 0, "libsecbuf key not in the core (%zu hits)", key_hits);
 	tap_check(hits[M_SECRETMEM] == 0, "memfd_secret marker not in the core (%zu hits)",
 		  hits[M_SECRETMEM]);
+	tap_check(
+		hits[M_SECRET] == 0 && hits[M_SECRET_PACKED] == 0,
+		"secret tier markers (SECBUF_SECRET, buffer and packed) not in the core (%zu, %zu hits)",
+		hits[M_SECRET], hits[M_SECRET_PACKED]);
 	free(core);
 	unlink(core_path);
 
@@ -161,5 +171,9 @@ int main(void)
 		    hits[M_CONTROL], core_len / 1024);
 	tap_summary("core", "memfd_secret", hits[M_SECRETMEM] == 0 && hits[M_CONTROL] > 0,
 		    "memfd_secret %zu hits, control %zu hits", hits[M_SECRETMEM], hits[M_CONTROL]);
+	tap_summary("core", "SECBUF_SECRET",
+		    hits[M_SECRET] == 0 && hits[M_SECRET_PACKED] == 0 && hits[M_CONTROL] > 0,
+		    "buffer %zu hits, packed %zu hits, control %zu hits", hits[M_SECRET],
+		    hits[M_SECRET_PACKED], hits[M_CONTROL]);
 	return tap_done();
 }

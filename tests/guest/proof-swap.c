@@ -3,7 +3,8 @@
  * proof-swap: in a cgroup with a small memory.max, write random markers into
  * a secbuf (lock method from SECBUF_LOCK), into packed secbuf secrets
  * (SECBUF_PACKED: 32 bytes each, sharing slab pages), into ordinary malloc
- * memory (the control) and into a memfd_secret mapping, print them as
+ * memory (the control), into a memfd_secret mapping and into the secret
+ * tier (SECBUF_SECRET: a buffer and packed secrets), print them as
  * "# KEEP:" lines
  * for the host's scan of the raw swap image, then apply memory pressure in
  * the same cgroup (at least 3 x memory.max, more until pagemap shows the
@@ -28,7 +29,7 @@
 #define CGROUP		"proof-swap"
 #define MEMORY_MAX	"32M"
 #define NMARK		64		/* marker pages per kind */
-#define NSECRET		16		/* memfd_secret marker pages */
+#define NSECRET		16		/* memfd_secret and secret-tier marker pages */
 #define NPACKED		256		/* packed secrets, one marker each: 3 slab pages */
 #define CHUNK		(4UL << 20)	/* pressure step */
 #define PRESSURE_MIN	(96UL << 20)	/* 3 x memory.max: the whole group cycles */
@@ -58,7 +59,7 @@ static struct region mark_pages(const char *label, unsigned char *p, size_t n)
 }
 
 /* Packed secrets, each filled with a marker; the region covers their slab pages. */
-static struct region mark_packed(unsigned flags)
+static struct region mark_packed_as(const char *label, unsigned flags)
 {
 	unsigned char *lo = NULL, *hi = NULL;
 	struct region r;
@@ -70,7 +71,7 @@ static struct region mark_packed(unsigned flags)
 			tap_bail("packed secret %d: %s", i, strerror(errno));
 		if (mark_fill(p) < 0)
 			tap_bail("getrandom: %s", strerror(errno));
-		mark_keep("packed", p);
+		mark_keep(label, p);
 		if (!lo || p < lo)
 			lo = p;
 		if (!hi || p > hi)
@@ -95,10 +96,10 @@ int main(void)
 	int method = secbuf_lock_method();
 	const char *name = secbuf_lock_method_name(method);
 	bool negative = method == SECBUF_LOCK_NONE, ok = true, pok;
-	struct page_census sc, cc, mc, pc;
-	struct region sr, cr, mr, pr;
+	struct page_census sc, cc, mc, pc, tc, tpc;
+	struct region sr, cr, mr, pr, tr, tpr;
 	unsigned flags;
-	unsigned char *sec, *ctl, *smem;
+	unsigned char *sec, *ctl, *smem, *tier;
 	size_t pressure = 0;
 	long swap_kb;
 	char label[64];
@@ -122,21 +123,27 @@ int main(void)
 	sec = secbuf_alloc_flags(NMARK * page, flags);
 	ctl = aligned_alloc(page, NMARK * page);
 	smem = secretmem_map(NSECRET * page);
-	if (!sec || !ctl || smem == MAP_FAILED)
-		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p): %s", (void *)sec,
-			 (void *)ctl, (void *)smem, strerror(errno));
+	tier = secbuf_alloc_flags(NSECRET * page, SECBUF_SECRET);
+	if (!sec || !ctl || smem == MAP_FAILED || !tier)
+		tap_bail("alloc (secbuf %p, malloc %p, memfd_secret %p, SECBUF_SECRET %p): %s",
+			 (void *)sec, (void *)ctl, (void *)smem, (void *)tier, strerror(errno));
 	/* What qemu/scan-swap is to find in the swap image. */
 	tap_keep("expect secbuf %s", negative ? "present" : "absent");
 	tap_keep("expect packed %s", negative ? "present" : "absent");
 	tap_keep("expect control present");
 	tap_keep("expect memfd_secret absent");
+	tap_keep("expect secret-tier absent");
+	tap_keep("expect secret-packed absent");
 	tap_keep("summary swap-scan|%s%s|secbuf,control", name, negative ? " (neg. control)" : "");
 	tap_keep("summary swap-scan|%s packed%s|packed,control", name, negative ? " (neg. control)" : "");
 	tap_keep("summary swap-scan|memfd_secret|memfd_secret,control");
+	tap_keep("summary swap-scan|SECBUF_SECRET|secret-tier,secret-packed,control");
 	sr = mark_pages("secbuf", sec, NMARK);
-	pr = mark_packed(flags);
+	pr = mark_packed_as("packed", flags);
 	cr = mark_pages("control", ctl, NMARK);
 	mr = mark_pages("memfd_secret", smem, NSECRET);
+	tr = mark_pages("secret-tier", tier, NSECRET);
+	tpr = mark_packed_as("secret-packed", SECBUF_SECRET);
 
 	/* Pressure: new anonymous memory in the same cgroup, kept mapped. */
 	do {
@@ -164,6 +171,8 @@ int main(void)
 	cc = census(cr);
 	mc = census(mr);
 	pc = census(pr);
+	tc = census(tr);
+	tpc = census(tpr);
 	swap_kb = meminfo_kb("SwapTotal") - meminfo_kb("SwapFree");
 
 	ok &= tap_check(cc.swapped > 0, "control pages swapped out (%zu/%zu) after %zu MiB of pressure%s",
@@ -193,6 +202,11 @@ int main(void)
 	tap_check(mc.present == mr.npages && mc.swapped == 0,
 		  "memfd_secret pages all present, none swapped (%zu/%zu present, %zu swapped)",
 		  mc.present, mr.npages, mc.swapped);
+	tap_check(
+		tc.present == tr.npages && tc.swapped == 0 && tpc.present == tpr.npages &&
+			tpc.swapped == 0,
+		"secret tier pages all present, none swapped (buffer %zu/%zu, packed %zu/%zu present; %zu, %zu swapped)",
+		tc.present, tr.npages, tpc.present, tpr.npages, tc.swapped, tpc.swapped);
 	tap_diag("mlock batch drained: %s", MLOCK_DRAIN_HOW);
 
 	tap_report("swap %s: %zu MiB pressure in memory.max=%s, %ld kB swapped; control %zu/%zu pages swapped; secbuf %zu present, %zu swapped, %zu unevictable of %zu; memfd_secret %zu present, %zu swapped of %zu",

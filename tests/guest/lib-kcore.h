@@ -1,0 +1,31 @@
+/*
+ * Counting byte strings in the guest's RAM as the kernel's direct map
+ * shows it (/proc/kcore), without the scanner holding a copy: needles are
+ * kept XORed with KCORE_MASK, and each window of RAM is masked the moment
+ * it is read, so the scanner's own pages (which it reads too) never hold
+ * a needle in clear.
+ */
+#ifndef PROOF_LIB_KCORE_H
+#define PROOF_LIB_KCORE_H
+
+#include <stddef.h>
+
+#define KCORE_MASK	  0xa5
+#define KCORE_MAX_NEEDLES 8
+
+/* n needles of len bytes each, every byte XORed with KCORE_MASK. */
+struct kcore_needles {
+	unsigned char masked[KCORE_MAX_NEEDLES][64];
+	size_t len, n;
+	size_t count[KCORE_MAX_NEEDLES]; /* filled by kcore_scan() */
+	size_t scanned_mib;
+};
+
+/*
+ * Count every needle in the direct map's RAM segments of /proc/kcore
+ * (root, CONFIG_PROC_KCORE).  Pages the direct map does not hold, such as
+ * memfd_secret's, read as zeros.  0, or -1 with errno.
+ */
+int kcore_scan(struct kcore_needles *nd);
+
+#endif
