@@ -48,6 +48,22 @@ static void *pk_alloc(size_t size)
 	return secbuf_alloc_flags(size, SECBUF_PACKED);
 }
 
+/* The secret tier: memfd_secret pages, out of the kernel's direct map. */
+static void *st_alloc(size_t size)
+{
+	return secbuf_alloc_flags(size, SECBUF_SECRET);
+}
+
+static void *ps_alloc(size_t size)
+{
+	return secbuf_alloc_flags(size, SECBUF_SECRET | SECBUF_PACKED);
+}
+
+static const char *st_method(void)
+{
+	return "memfd_secret";
+}
+
 static void sb_free(void *ptr, size_t size)
 {
 	(void)size;
@@ -206,6 +222,31 @@ static const char *floor_method(void)
 	return "mlock2-onfault+1-mincore";
 }
 
+/*
+ * The secret tier's floor: what any allocator on memfd_secret must do for
+ * a buffer (the file, its size, the mapping; the kernel clears the pages
+ * it frees, so no wipe).
+ */
+static void *sfloor_alloc(size_t size)
+{
+	int fd = syscall(SYS_memfd_secret, 0), err;
+	void *p = MAP_FAILED;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void sfloor_free(void *ptr, size_t size)
+{
+	munmap(ptr, size);
+}
+
 /* malloc + mlock: what people write by hand; wipes all it may have used. */
 static void *ml_alloc(size_t size)
 {
@@ -281,6 +322,9 @@ const struct allocator allocators[] = {
 	{ "secbuf", 0, 0, sb_warmup, no_setup, sb_alloc, sb_free, no_teardown, sb_method },
 	{ "secbuf_packed", SECBUF_PACKED_MAX, 0, sb_warmup, no_setup, pk_alloc, sb_free,
 	  no_teardown, sb_method },
+	{ "secbuf_secret", 0, 0, sb_warmup, no_setup, st_alloc, sb_free, no_teardown, st_method },
+	{ "secbuf_packed_secret", SECBUF_PACKED_MAX, 0, sb_warmup, no_setup, ps_alloc, sb_free,
+	  no_teardown, st_method },
 	{ "sodium_malloc", 0, 0, na_warmup, na_setup, na_alloc, na_free, no_teardown, na_method },
 #ifdef SODIUM_DROPIN
 	/* Host only: a static guest binary cannot load the drop-in. */
@@ -290,5 +334,6 @@ const struct allocator allocators[] = {
 	{ "malloc+mlock", 0, 0, NULL, no_setup, ml_alloc, ml_free, no_teardown, ml_method },
 	{ "syscall_floor", 0, 1, floor_warmup, no_setup, floor_alloc, floor_free, no_teardown,
 	  floor_method },
+	{ "secret_floor", 0, 1, NULL, no_setup, sfloor_alloc, sfloor_free, no_teardown, st_method },
 };
 const int nallocators = sizeof(allocators) / sizeof(allocators[0]);

@@ -189,6 +189,7 @@ function allocs(src, title, note,   o, n, names, i, c, caps, nc, k, base, r, th1
 		}
 	floorcmp(src, o, caps, nc)
 	dropincmp(src, o, caps, nc)
+	secretcmp(src, o, caps, nc)
 	print "\n### Small secrets: 32-byte alloc + write + free pairs per second\n" > o
 	print "Median of the runs (min–max), one other 32-byte secret live throughout.\n" > o
 	print "| allocator | 1 thread | 2 threads | 2 threads / 1 thread | 1 thread / openssl_secure |" > o
@@ -254,6 +255,29 @@ function dropincmp(src, o, caps, nc,   c, na, di) {
 		print "| " mib(caps[c]) " | " num(na) " | " num(di) " | " rfmt(ratio(na, di)) " | " \
 		      L[src, "sodium_malloc", caps[c], "locked_kb"] " / " L[src, "sodium_dropin", caps[c], "locked_kb"] " |" > o
 	}
+}
+# The secret tier (SECBUF_SECRET) against the lock-on-fault tier and its own
+# floor, same run, medians; the targets are issue 24's.
+function secretcmp(src, o, caps, nc,   c, st, sb, fl, p1, s1, p2, s2, lp, ls) {
+	if (!((src, "secbuf_secret", caps[nc], "time_med") in L)) return
+	print "\nThe secret tier (memfd_secret) against the lock-on-fault tier and the raw memfd_secret floor " \
+	      "(memfd_secret, ftruncate, mmap, touch, munmap), same run, medians:\n" > o
+	print "| capacity | secbuf_secret ms | secbuf ms | secret_floor ms | secret / lock-on-fault | secret / its floor (target ≤ 1.5) |" > o
+	print "|---:|---:|---:|---:|---:|---:|" > o
+	for (c = 1; c <= nc; c++) {
+		st = L[src, "secbuf_secret", caps[c], "time_med"]; sb = L[src, "secbuf", caps[c], "time_med"]
+		fl = L[src, "secret_floor", caps[c], "time_med"]
+		print "| " mib(caps[c]) " | " num(st) " | " num(sb) " | " num(fl) " | " rfmt(ratio(st, sb)) " | " rfmt(ratio(st, fl)) " |" > o
+	}
+	p1 = SM[src, "secbuf_packed", 1, "ops_med"]; s1 = SM[src, "secbuf_packed_secret", 1, "ops_med"]
+	p2 = SM[src, "secbuf_packed", 2, "ops_med"]; s2 = SM[src, "secbuf_packed_secret", 2, "ops_med"]
+	lp = LV[src, "secbuf_packed", "locked_kb"]; ls = LV[src, "secbuf_packed_secret", "locked_kb"]
+	print "\n| packed 32-byte secrets | lock-on-fault | secret tier | secret / lock-on-fault | target |" > o
+	print "|---|---:|---:|---:|---|" > o
+	print "| pairs/s, 1 thread | " num(p1) " | " num(s1) " | " rfmt(ratio(s1, p1)) " | ≥ 0.5 |" > o
+	print "| pairs/s, 2 threads | " num(p2) " | " num(s2) " | " rfmt(ratio(s2, p2)) " | ≥ 0.5 |" > o
+	print "| live secrets | " LV[src, "secbuf_packed", "count"] " | " LV[src, "secbuf_packed_secret", "count"] " | | |" > o
+	print "| locked resident kB with them | " big(lp) " | " big(ls) " | " rfmt(ratio(ls, lp)) " | ≤ 1.5 |" > o
 }
 function plotdata(src, file,   n, all, names, nc, caps, c, i, k, row) {
 	n = split(alist[src], all, " "); nc = split(clist[src], caps, " ")
