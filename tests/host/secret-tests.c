@@ -209,8 +209,9 @@ START_TEST(secret_not_in_forked_child)
 	ck_assert(sbt_signalled(sbt_poke(q, 0), SIGSEGV));
 	ck_assert_int_eq(memcmp(p, marker, sizeof(marker)), 0);
 	st = sbt_child(child_allocates, q, msg, sizeof(msg));
-	ck_assert_msg(sbt_exited_ok(st), "a child's own secrets: status %#x (exit %d = failed step) %s",
-		      st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	ck_assert_msg(sbt_exited_ok(st),
+		      "a child's own secrets: status %#x (exit %d = failed step) %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
 	secbuf_free(q);
 	secbuf_free(p);
 }
