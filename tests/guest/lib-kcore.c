@@ -31,12 +31,21 @@ static int scan_segment(int fd, const Elf64_Phdr *ph, unsigned char *buf, struct
 
 		if (got <= 0)
 			return got < 0 ? -1 : 0;
-		mask(buf + keep, got);
 		have = keep + got;
+		mask(buf, have);
 		for (size_t i = 0; i < nd->n; i++)
 			for (unsigned char *p = buf, *end = buf + have;
 			     (p = memmem(p, end - p, nd->masked[i], nd->len)); p++)
-				nd->count[i]++;
+				if (!nd->count[i]++) {
+					nd->first_phys[i] = ph->p_paddr + done + (p - buf) - keep;
+					nd->first_off[i] = ph->p_offset + done + (p - buf) - keep;
+				}
+		/*
+		 * Back to RAM's own bytes before the next read: a masked copy
+		 * of a masked needle (the caller's own) would be the needle in
+		 * clear, and found when the scan reaches this buffer's pages.
+		 */
+		mask(buf, have);
 		keep = have < nd->len - 1 ? have : nd->len - 1;
 		memmove(buf, buf + have - keep, keep);
 		done += got;
@@ -54,6 +63,7 @@ int kcore_scan(struct kcore_needles *nd)
 	size_t bytes;
 
 	memset(nd->count, 0, sizeof(nd->count));
+	memset(nd->first_phys, 0, sizeof(nd->first_phys));
 	nd->scanned_mib = 0;
 	if (!buf || fd < 0 || nd->len == 0 || nd->len > sizeof(nd->masked[0]) ||
 	    nd->n > KCORE_MAX_NEEDLES)

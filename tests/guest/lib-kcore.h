@@ -1,9 +1,9 @@
 /*
  * Counting byte strings in the guest's RAM as the kernel's direct map
- * shows it (/proc/kcore), without the scanner holding a copy: needles are
- * kept XORed with KCORE_MASK, and each window of RAM is masked the moment
- * it is read, so the scanner's own pages (which it reads too) never hold
- * a needle in clear.
+ * shows it (/proc/kcore), without the scanner making a copy: needles are
+ * kept XORed with KCORE_MASK, and each window of RAM is masked while it is
+ * searched and unmasked after, so the scanner's own pages (which it reads
+ * too) never hold a needle in clear, nor the image of a masked one.
  */
 #ifndef PROOF_LIB_KCORE_H
 #define PROOF_LIB_KCORE_H
@@ -17,7 +17,9 @@
 struct kcore_needles {
 	unsigned char masked[KCORE_MAX_NEEDLES][64];
 	size_t len, n;
-	size_t count[KCORE_MAX_NEEDLES]; /* filled by kcore_scan() */
+	size_t count[KCORE_MAX_NEEDLES];		  /* filled by kcore_scan() */
+	unsigned long long first_phys[KCORE_MAX_NEEDLES]; /* of the first hit, or 0 */
+	unsigned long long first_off[KCORE_MAX_NEEDLES];  /* its offset in /proc/kcore */
 	size_t scanned_mib;
 };
 

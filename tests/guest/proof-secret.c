@@ -12,10 +12,11 @@
  *   - process_vm_readv(2): the same;
  *   - /proc/kcore, all RAM the kernel's direct map holds: no hit of a
  *     secret marker, at least one of each control's.
- * Then a child forked from a process holding a secret cannot read it (it
- * faults), where it reads its parent's malloc memory (the control).  Last
- * the target frees everything and exits: no secret marker is left in RAM
- * (kcore), where a malloc buffer it freed unwiped still is (the control).
+ * Then the target frees everything and exits: no secret marker is left in
+ * RAM (kcore), where a malloc buffer it marked then and freed unwiped
+ * still is (the control).  Last, a child forked from a process holding a
+ * secret cannot read it (it faults), where it reads its parent's malloc
+ * memory (the control).
  *
  * proof-secret --disabled: on a 6.1 kernel booted without
  * secretmem.enable=1, SECBUF_SECRET fails with ENOSYS and maps nothing,
@@ -63,6 +64,15 @@ static unsigned lock_flags(void)
  * The target: allocate and mark, hand over, then wait for the word to
  * free and exit.  Exit code = failed step.
  */
+/* Mask the marker at p into out, a byte at a time: no whole marker in a register. */
+static void mask_marker(const unsigned char *p, unsigned char *out)
+{
+	const volatile unsigned char *clear = p;
+
+	for (int b = 0; b < MARK_LEN; b++)
+		out[b] = clear[b] ^ KCORE_MASK;
+}
+
 static void __attribute__((noreturn)) target(int out, int in)
 {
 	unsigned char *m[T_COUNT];
@@ -74,18 +84,27 @@ static void __attribute__((noreturn)) target(int out, int in)
 	m[T_LOCKED] = secbuf_alloc_flags(4096, lock_flags());
 	m[T_LOCKED_PACKED] = secbuf_alloc_flags(MARK_LEN, lock_flags() | SECBUF_PACKED);
 	m[T_MALLOC] = malloc(64 << 10); /* its own mapping: freed to the kernel at once */
-	for (int i = 0; i < T_COUNT; i++) {
+	memset(&h, 0, sizeof(h));
+	for (int i = 0; i < T_MALLOC; i++) {
 		if (!m[i] || mark_fill(m[i]) < 0)
 			_exit(10 + i);
 		h.at[i] = (uintptr_t)m[i];
-		for (int b = 0; b < MARK_LEN; b++)
-			h.masked[i][b] = m[i][b] ^ KCORE_MASK;
+		mask_marker(m[i], h.masked[i]);
 	}
-	if (write(out, &h, sizeof(h)) != sizeof(h))
+	if (!m[T_MALLOC] || write(out, &h, sizeof(h)) != sizeof(h))
 		_exit(2);
-	explicit_bzero(&h, sizeof(h));
 	if (read(in, &go, 1) != 1)
 		_exit(3);
+	/*
+	 * The control of the last scan, marked only now: the reader's scans
+	 * of the live target (whose bounce buffers leave copies of what they
+	 * read in kernel memory) never saw it.
+	 */
+	if (mark_fill(m[T_MALLOC]) < 0)
+		_exit(15);
+	mask_marker(m[T_MALLOC], h.masked[T_MALLOC]);
+	if (write(out, h.masked[T_MALLOC], MARK_LEN) != MARK_LEN)
+		_exit(4);
 	for (int i = 0; i < T_MALLOC; i++)
 		secbuf_free(m[i]);
 	free(m[T_MALLOC]);
@@ -140,11 +159,40 @@ static int vm_finds(pid_t pid, uintptr_t at, const unsigned char *masked, int *e
 
 static struct kcore_needles needles_of(const struct handover *h)
 {
-	struct kcore_needles nd = { .len = MARK_LEN, .n = T_COUNT };
+	struct kcore_needles nd = { .len = MARK_LEN, .n = T_MALLOC };
 
-	for (int i = 0; i < T_COUNT; i++)
+	for (int i = 0; i < T_MALLOC; i++)
 		memcpy(nd.masked[i], h->masked[i], MARK_LEN);
 	return nd;
+}
+
+/* The physical address of at in pid, from its pagemap (root: PFNs shown); 0 if unknown. */
+static unsigned long long phys_of(pid_t pid, uintptr_t at)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long e = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &e, sizeof(e), (off_t)(at / page) * 8) != sizeof(e))
+		e = 0;
+	if (fd >= 0)
+		close(fd);
+	if (!(e >> 63) || !(e & ((1ULL << 55) - 1)))
+		return 0;
+	return (e & ((1ULL << 55) - 1)) * page + at % page;
+}
+
+/* Where a hit was found, against where the secret is: the same page or a copy. */
+static void explain_hits(pid_t pid, const struct handover *h, const struct kcore_needles *nd)
+{
+	for (int i = 0; i < T_COUNT; i++)
+		if (nd->count[i])
+			tap_diag(
+				"%s: %zu hits, the first at physical 0x%llx; the target's page at 0x%llx",
+				what[i], nd->count[i], nd->first_phys[i], phys_of(pid, h->at[i]));
 }
 
 /* Row 1: the reader against a live target. */
@@ -166,6 +214,7 @@ static void read_live(pid_t pid, const struct handover *h, struct kcore_needles 
 	}
 	if (kcore_scan(nd) < 0)
 		tap_bail("/proc/kcore: %s", strerror(errno));
+	explain_hits(pid, h, nd);
 	kcore_ok = tap_check(nd->count[T_SECRET] == 0 && nd->count[T_SECRET_PACKED] == 0,
 			     "/proc/kcore (%zu MiB of direct map): secret markers %zu and %zu hits",
 			     nd->scanned_mib, nd->count[T_SECRET], nd->count[T_SECRET_PACKED]);
@@ -190,20 +239,29 @@ static void read_after_exit(struct kcore_needles *nd)
 
 	if (kcore_scan(nd) < 0)
 		tap_bail("/proc/kcore: %s", strerror(errno));
+	for (int i = 0; i < T_COUNT; i++)
+		if (nd->count[i])
+			tap_diag("after exit: %s: %zu hits, the first at physical 0x%llx", what[i],
+				 nd->count[i], nd->first_phys[i]);
+
 	ok = tap_check(nd->count[T_SECRET] == 0 && nd->count[T_SECRET_PACKED] == 0,
 		       "after free and exit, /proc/kcore: secret markers %zu and %zu hits",
 		       nd->count[T_SECRET], nd->count[T_SECRET_PACKED]);
-	ok &= tap_check(
-		nd->count[T_LOCKED] == 0 && nd->count[T_LOCKED_PACKED] == 0,
-		"after free and exit: the lock-on-fault markers are wiped too (%zu and %zu hits)",
-		nd->count[T_LOCKED], nd->count[T_LOCKED_PACKED]);
+	/*
+	 * Not a check: the reader's own reads of the controls (/proc/PID/mem
+	 * and /proc/kcore read through kernel bounce pages, freed unwiped)
+	 * leave copies in RAM that secbuf's wipe cannot reach.
+	 */
+	tap_diag("after free and exit, the lock-on-fault markers: %zu and %zu hits (not a check: "
+		 "the reader's own reads may leave copies in kernel bounce pages)",
+		 nd->count[T_LOCKED], nd->count[T_LOCKED_PACKED]);
 	ok &= tap_check(nd->count[T_MALLOC] > 0,
-			"control: a malloc buffer freed unwiped is still in RAM (%zu hits)",
+			"control: a malloc buffer marked and freed unwiped after the live scans is "
+			"still in RAM (%zu hits)",
 			nd->count[T_MALLOC]);
 	tap_summary("secret-reader", "after free+exit", ok,
-		    "secret %zu+%zu hits, wiped lock-on-fault %zu+%zu, unwiped control %zu",
-		    nd->count[T_SECRET], nd->count[T_SECRET_PACKED], nd->count[T_LOCKED],
-		    nd->count[T_LOCKED_PACKED], nd->count[T_MALLOC]);
+		    "secret %zu+%zu hits, unwiped control %zu", nd->count[T_SECRET],
+		    nd->count[T_SECRET_PACKED], nd->count[T_MALLOC]);
 }
 
 /* Read one byte at p in a forked child: its wait status. */
@@ -341,8 +399,11 @@ int main(int argc, char **argv)
 	}
 	nd = needles_of(&h);
 	read_live(pid, &h, &nd);
-	if (write(to_target[1], "f", 1) != 1 || waitpid(pid, &status, 0) != pid)
+	if (write(to_target[1], "f", 1) != 1 ||
+	    read(to_reader[0], nd.masked[T_MALLOC], MARK_LEN) != MARK_LEN ||
+	    waitpid(pid, &status, 0) != pid)
 		tap_bail("the target: %s", strerror(errno));
+	nd.n = T_COUNT;
 	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "the target freed its secrets and exited 0 (status 0x%x)", status);
 	read_after_exit(&nd);
