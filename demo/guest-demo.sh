@@ -37,7 +37,9 @@ mkdir -p "$cg" && echo "$memmax" >"$cg/memory.max"
 ok "cgroup $cg with memory.max $memmax" test "$(cat "$cg/memory.max")" -gt 0
 
 # 1. The daemon, strict by default: it refuses to run with unlocked secrets.
-sh -c "$incg" sh secbufd 2>"$work/secbufd.log" &
+# Its keys stay in the lock tier (--secret-memory=off): this is the proof
+# of locking under pressure; the secret tier has its own (proof-secret).
+sh -c "$incg" sh secbufd --secret-memory=off 2>"$work/secbufd.log" &
 daemon=$!
 for _ in $(seq 200); do secbufctl list >/dev/null 2>&1 && break; sleep 0.1; done
 ok "secbufd is up inside the cgroup, its memory locked" sh -c "secbufctl list >/dev/null &&
@@ -65,7 +67,7 @@ ok "keygen ed25519 gen1" sh -c 'secbufctl keygen ed25519 gen1 >/dev/null'
 # Control 1: the same daemon with locking switched off (SECBUF_LOCK=none),
 # which it only accepts with --allow-unlocked.
 SECBUF_LOCK=none SECBUFD_SOCKET=/run/secbufd-unlocked.sock \
-	sh -c "$incg" sh secbufd --allow-unlocked 2>"$work/unlocked.log" &
+	sh -c "$incg" sh secbufd --allow-unlocked --secret-memory=off 2>"$work/unlocked.log" &
 unlocked=$!
 for _ in $(seq 200); do SECBUFD_SOCKET=/run/secbufd-unlocked.sock secbufctl list >/dev/null 2>&1 && break; sleep 0.1; done
 ok "the SECBUF_LOCK=none control runs (--allow-unlocked) and says UNLOCKED" grep -q 'UNLOCKED' "$work/unlocked.log"

@@ -62,6 +62,23 @@ void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
 	return m.user;
 }
 
+/*
+ * Secret memory needs no wipe of ours: the kernel clears each page as it
+ * frees it, when the unmap releases the file.  Walking it would cost the
+ * whole capacity: mincore of a file mapping looks every page up in the
+ * page cache, where for anonymous memory it skips empty page tables.
+ * (The test build that keeps the mapping never releases it: it wipes.)
+ */
+static int wipes_itself(const struct sb_region *r)
+{
+#ifdef SECBUF_TEST_KEEP_MAPPING
+	(void)r;
+	return 0;
+#else
+	return r->method == SECBUF_LOCK_SECRETMEM;
+#endif
+}
+
 void sb_guarded_free(void *ptr, const char *fn)
 {
 	struct sb_meta m;
@@ -70,9 +87,8 @@ void sb_guarded_free(void *ptr, const char *fn)
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
 		sb_misuse("%s(%p): cannot make the buffer writable to wipe it: %m", fn, ptr);
 	sb_canary_check(&m, fn);
-	/* mincore failing on our own mapping is unexpected: wipe it all. */
-	if (sb_wipe_resident(m.region.data, m.region.data_len) < 0)
-		sb_wipe(m.region.data, m.region.data_len);
+	if (!wipes_itself(&m.region) && sb_wipe_resident(m.region.data, m.region.data_len) < 0)
+		sb_wipe(m.region.data, m.region.data_len); /* mincore failing here: wipe it all */
 #ifdef SECBUF_TEST_KEEP_MAPPING
 	/* Wipe-proof test build only: leave the wiped pages readable. */
 	if (sb_region_protect(&m.region, PROT_READ) < 0)
