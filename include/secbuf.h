@@ -90,8 +90,8 @@ void *secbuf_alloc(size_t size);
  * shared locked slab, no guard page of its own, not protectable.
  * With SECBUF_SECRET, memfd_secret pages (packed or not): ENOSYS when the
  * kernel has no secret memory or it is not enabled at boot
- * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK,
- * never a silent fallback.  SECBUF_SECRET | SECBUF_BEST_EFFORT falls back
+ * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK
+ * (on kernels that charge secret memory to it), never a silent fallback.  SECBUF_SECRET | SECBUF_BEST_EFFORT falls back
  * to the process's lock method; secbuf_stat() tells which one it got.
  */
 void *secbuf_alloc_flags(size_t size, unsigned flags);

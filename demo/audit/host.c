@@ -89,7 +89,7 @@ static enum host_kind kind_of(unsigned by)
 
 static unsigned lock_of(const struct audit_map *m, int lf_shown)
 {
-	if (!m->lo)
+	if (!audit_held(m))
 		return LOCK_NONE;
 	if (m->lf)
 		return LOCK_ONFAULT;
@@ -105,8 +105,8 @@ static void count_map(struct holding *h, const struct audit_map *m, unsigned lon
 		int in;
 		unsigned long long bytes;
 	} st[HOST_STATES] = {
-		[STATE_LOCKED] = { m->lo, (unsigned long long)m->locked * page },
-		[STATE_UNLOCKED] = { !m->lo, (unsigned long long)m->evictable * page },
+		[STATE_LOCKED] = { audit_held(m), (unsigned long long)m->locked * page },
+		[STATE_UNLOCKED] = { !audit_held(m), (unsigned long long)m->evictable * page },
 		[STATE_SWAPPED] = { m->swapped > 0, (unsigned long long)m->swapped * page },
 		[STATE_DUMPABLE] = { !m->dd, m->dd ? 0 : kept },
 		[STATE_INHERITABLE] = { !m->wf, m->wf ? 0 : kept },

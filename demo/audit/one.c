@@ -44,7 +44,8 @@ static void print_method(const struct totals *t)
  */
 static int is_dirty(const struct audit_map *m)
 {
-	return m->swapped || m->evictable || (m->method && m->method != METHOD_NONE && !m->lo);
+	return m->swapped || m->evictable ||
+	       (m->method && m->method != METHOD_NONE && !audit_held(m));
 }
 
 /* How the mappings were selected, in words; memfd_secret memory besides. */

@@ -26,8 +26,11 @@ static unsigned selected(const struct smaps_vma *v, const struct audit_select *s
 		return AUDIT_BY_NAME;
 	if (dd && vmflag_has(v, "wf"))
 		return AUDIT_BY_VMFLAGS;
-	/* libsecbuf's secret tier (SECBUF_SECRET) as well as anyone else's. */
-	if (lo && dd && !strcmp(v->name, SECRETMEM_NAME))
+	/*
+	 * libsecbuf's secret tier (SECBUF_SECRET) as well as anyone else's;
+	 * not by "lo", which some kernels do not show for it (audit_held()).
+	 */
+	if (dd && !strcmp(v->name, SECRETMEM_NAME))
 		return AUDIT_BY_SECRETMEM;
 	/* Not a file, not a device's or the kernel's ([vvar] is io pf dd). */
 	if (sel->likely && lo && dd && v->name[0] != '/' && !vmflag_has(v, "io") &&
@@ -92,7 +95,7 @@ const char *audit_method_name(unsigned method, char *buf, size_t size)
 
 int audit_method_agrees(const struct audit_map *m)
 {
-	return m->method == METHOD_NONE ? !m->lo : m->method != METHOD_OTHER && m->lo;
+	return m->method == METHOD_NONE ? !m->lo : m->method != METHOD_OTHER && audit_held(m);
 }
 
 /*
@@ -112,7 +115,11 @@ static int count_pages(struct audit_map *m, pid_t pid)
 	m->swapped = c.swapped;
 	m->unevictable = c.unevictable;
 	m->flags_read = c.flags_read;
-	m->locked = c.locked + (m->lo ? unknown : 0);
+	/* Secret memory: unevictable by the kernel's rule, whatever the page flags. */
+	if (m->method == METHOD_SECRETMEM)
+		m->locked = c.present;
+	else
+		m->locked = c.locked + (m->lo ? unknown : 0);
 	m->evictable = m->resident - m->locked;
 	return 0;
 }

@@ -68,6 +68,16 @@ struct audit_map {
 	unsigned long evictable;   /* resident but not locked: reclaim may swap it */
 };
 
+/*
+ * Whether the kernel keeps m's pages in RAM: VM_LOCKED, or memfd_secret
+ * memory, whose pages are unevictable whatever VmFlags say (Debian's 6.1
+ * and 6.12 do not show "lo" for it, 6.18 does).
+ */
+static inline int audit_held(const struct audit_map *m)
+{
+	return m->lo || m->method == METHOD_SECRETMEM;
+}
+
 struct audit_select {
 	int all; /* every VM_LOCKED mapping too */
 	/*

@@ -36,6 +36,13 @@ SB_HIDDEN int sb_region_method(unsigned flags);
 SB_HIDDEN int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method,
 			    unsigned flags);
 SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
+/*
+ * In a forked child (an atfork hook): a parent's region whose data the
+ * child did not get (secret memory is MADV_DONTFORK) keeps its range
+ * reserved, PROT_NONE, so that no mapping of the child lands there and is
+ * taken for the parent's buffer or slab.  Async-signal-safe.
+ */
+SB_HIDDEN void sb_region_hold_dropped(const struct sb_region *r);
 SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 
 /* A buffer's metadata, kept in the registry. */

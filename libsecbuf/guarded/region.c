@@ -159,6 +159,15 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 	return 0;
 }
 
+void sb_region_hold_dropped(const struct sb_region *r)
+{
+	if (r->method != SECBUF_LOCK_SECRETMEM)
+		return;
+	/* NOREPLACE: whatever is there already stays (it cannot be ours). */
+	(void)mmap(r->data, r->data_len, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+}
+
 int sb_region_protect(const struct sb_region *r, int prot)
 {
 	return mprotect(r->data, r->data_len, prot);

@@ -421,6 +421,11 @@ void sb_registry_fork_parent(void)
 /* Pins and waiters belonged to threads the child does not have. */
 void sb_registry_fork_child(void)
 {
+	size_t i;
+
+	for (i = 0; cur && i < cur->cap; i++)
+		if (cur->slot[i].state != SLOT_EMPTY)
+			sb_region_hold_dropped(&cur->slot[i].m.region);
 	if (cur)
 		set_aside();
 	pthread_cond_init(&unpinned, NULL);

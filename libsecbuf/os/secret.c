@@ -1,8 +1,8 @@
 /*
  * The secret-memory tier: pages of a memfd_secret(2) file, which the
- * kernel takes out of its direct map, keeps locked (charged to
- * RLIMIT_MEMLOCK at mmap time, like any locked mapping) and clears when
- * they are freed.  No probe: the call that maps a buffer is the proof, and
+ * kernel takes out of its direct map, never evicts and clears when they
+ * are freed.  Some kernels also make the mapping VM_LOCKED and charge it
+ * to RLIMIT_MEMLOCK at mmap time (6.18); Debian's 6.1 and 6.12 do not.  No probe: the call that maps a buffer is the proof, and
  * its error is what a strict allocation fails with.  ENOSYS means a kernel
  * without CONFIG_SECRETMEM, or one booted without secretmem.enable=1
  * (needed before 6.5).

@@ -406,8 +406,15 @@ void sb_packed_thread_exit(void)
 }
 
 /* What the bins hold belongs to the parent's slabs. */
+/* The parent's slabs stay in the slab map, set aside by their key epoch. */
 void sb_packed_fork_child(void)
 {
+	size_t top, i;
+
 	if (bins_self)
 		forget(bins_self);
+	for (top = 0; top < SB_SLABMAP_TOP; top++)
+		for (i = 0; sb_slabmap[top] && i < SB_SLABMAP_LEAF; i++)
+			if (sb_slabmap[top][i] && sb_slabmap[top][i]->block)
+				sb_region_hold_dropped(&sb_slabmap[top][i]->region);
 }
