@@ -44,13 +44,25 @@ static unsigned long need_kb(unsigned long n)
 	return charge_kb(n) + KEYS * page_kb + page_kb;
 }
 
-/* Start secbufd as uid 65534 under memlock_kb; 0 when it answers, else its exit code. */
+/*
+ * Start secbufd as uid 65534 under memlock_kb; 0 when it answers, else its
+ * exit code.  Its keys stay in the lock tier (--secret-memory=off): the
+ * budget is that tier's, and only some kernels charge secret memory to
+ * RLIMIT_MEMLOCK at all (6.18 does, Debian's 6.1 and 6.12 do not).
+ */
 static int start_as_nobody(unsigned long long memlock_kb, const char *const *args, pid_t *pid)
 {
 	struct run_as as = { NOBODY, memlock_kb << 10, 0 };
-	int status;
+	const char *argv[8];
+	int status, n = 0;
 
-	*pid = daemon_spawn(sock, args, NULL, log_path, &as);
+	while (args[n] && n < 6) {
+		argv[n] = args[n];
+		n++;
+	}
+	argv[n++] = "--secret-memory=off";
+	argv[n] = NULL;
+	*pid = daemon_spawn(sock, argv, NULL, log_path, &as);
 	if (daemon_ready(*pid, sock, &status) == 0)
 		return 0;
 	if (status == -1) {
