@@ -17,6 +17,8 @@
 #include <secbuf.h>
 #include <sodium.h>
 
+#include "kfacts.h"
+
 #define MIB (1024UL * 1024)
 
 static int no_setup(size_t heap)
@@ -229,16 +231,8 @@ static const char *floor_method(void)
  */
 static void *sfloor_alloc(size_t size)
 {
-	int fd = syscall(SYS_memfd_secret, 0), err;
-	void *p = MAP_FAILED;
+	void *p = secretmem_map(size);
 
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, size) == 0)
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	err = errno;
-	close(fd);
-	errno = err;
 	return p == MAP_FAILED ? NULL : p;
 }
 

@@ -174,21 +174,6 @@ static int small_once(void *arg, double *out, int nout)
 	return 1;
 }
 
-static int count_vma(const struct smaps_vma *v, void *arg)
-{
-	(void)v;
-	++*(long *)arg;
-	return 0;
-}
-
-/* Mappings of this process. */
-static long mappings(void)
-{
-	long n = 0;
-
-	return smaps_each(0, count_vma, &n) < 0 ? -1 : n;
-}
-
 static int become_nobody(size_t memlock)
 {
 	struct rlimit rl = { memlock, memlock };
@@ -221,7 +206,7 @@ static int live_once(void *arg, double *out, int nout)
 		job->a->warmup(heap);
 	if (job->a->setup(heap))
 		return 0;
-	maps0 = mappings();
+	maps0 = smaps_count(0);
 	locked0 = locked_resident_kb();
 	t0 = now_ms();
 	end = t0 + cfg->live_secs * 1e3;
@@ -244,7 +229,7 @@ static int live_once(void *arg, double *out, int nout)
 	out[0] = n;
 	out[3] = (now_ms() - t0) / 1e3;
 	out[4] = status_kb("VmLck");
-	out[5] = mappings() - maps0;
+	out[5] = smaps_count(0) - maps0;
 	out[6] = locked_resident_kb() - locked0;
 	while (n > 0)
 		job->a->free(ptrs[--n], SECRET);

@@ -21,24 +21,15 @@
 #include <unistd.h>
 
 #include <secbuf.h>
+#include "kfacts.h"
 
 #define SIZE (16 << 10)
 
 static void *secretmem(void)
 {
-#ifdef SYS_memfd_secret
-	int fd = syscall(SYS_memfd_secret, 0);
-	void *p;
+	void *p = secretmem_map(SIZE);
 
-	if (fd < 0 || ftruncate(fd, SIZE) < 0)
-		return NULL;
-	p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	return p == MAP_FAILED ? NULL : p;
-#else
-	errno = ENOSYS;
-	return NULL;
-#endif
 }
 
 static void *dontdump(void)

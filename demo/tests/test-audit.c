@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../client.h"
+#include "kfacts.h"
 #include "spawn.h"
 #include "tap.h"
 
@@ -65,17 +66,6 @@ static void *secret_mapping(size_t len)
 		return NULL;
 	}
 	return p;
-}
-
-/* Whether memfd_secret(2) gives a file here (the secret tier can be had). */
-static int secret_works(void)
-{
-	int fd = syscall(SYS_memfd_secret, O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
 }
 
 static long json_num(const char *key)
@@ -346,7 +336,7 @@ static void test_daemons(void)
 	for (int unlocked = 0; unlocked <= 2; unlocked++) {
 		int secret = unlocked == 2;
 
-		if (secret && !secret_works()) {
+		if (secret && !secretmem_works()) {
 			tap_skip("memfd_secret fails here",
 				 "audit of secbufd with its keys in secret memory");
 			break;

@@ -77,6 +77,16 @@ int smaps_each(int pid, int (*fn)(const struct smaps_vma *v, void *arg), void *a
 int smaps_find(int pid, const void *addr, struct smaps_vma *v);
 /* Whether VmFlags holds the two-letter mnemonic. */
 bool vmflag_has(const struct smaps_vma *v, const char *flag);
+/* The number of mappings of process pid (0: self), or -1 with errno. */
+int smaps_count(int pid);
+
+/*
+ * secretmem.c: len bytes of a new memfd_secret(2) file, mapped shared (the
+ * descriptor closed); MAP_FAILED with errno.  secretmem_works(): whether
+ * such a mapping can be made and touched here.
+ */
+void *secretmem_map(size_t len);
+bool secretmem_works(void);
 
 /* A "Field: N kB" line of a /proc file (status, smaps_rollup), or -1. */
 long proc_field_kb(const char *path, const char *field);

@@ -9,14 +9,9 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "lib-mark.h"
 #include "tap.h"
-
-#ifndef SYS_memfd_secret
-#define SYS_memfd_secret 447	/* x86-64 */
-#endif
 
 int mark_fill(void *p)
 {
@@ -85,20 +80,4 @@ fail:
 	free(buf);
 	close(fd);
 	return NULL;
-}
-
-void *secretmem_map(size_t len)
-{
-	int fd = syscall(SYS_memfd_secret, 0);
-	void *p;
-
-	if (fd < 0)
-		return MAP_FAILED;
-	if (ftruncate(fd, len) < 0) {
-		close(fd);
-		return MAP_FAILED;
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return p;
 }

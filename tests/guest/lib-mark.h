@@ -19,7 +19,4 @@ size_t mark_count_n(const void *buf, size_t len, const void *needle, size_t n);
 /* Read a whole file into a malloc'd buffer; NULL/errno on error. */
 void *mark_slurp(const char *path, size_t *len);
 
-/* An anonymous memfd_secret(2) mapping of len bytes; MAP_FAILED/errno. */
-void *secretmem_map(size_t len);
-
 #endif

@@ -315,20 +315,6 @@ static void fork_child(void)
 	free(c);
 }
 
-static int count_vma(const struct smaps_vma *v, void *arg)
-{
-	(void)v;
-	++*(int *)arg;
-	return 0;
-}
-
-static int maps_count(void)
-{
-	int n = 0;
-
-	return smaps_each(0, count_vma, &n) < 0 ? -1 : n;
-}
-
 /* 6.1 booted without secretmem.enable=1: a clear error, and nothing else changes. */
 static int disabled(void)
 {
@@ -341,7 +327,7 @@ static int disabled(void)
 	/* Warm-up: the thread's bins and the registry are made once, and stay. */
 	secbuf_free(secbuf_alloc_flags(MARK_LEN, lock_flags() | SECBUF_PACKED));
 	secbuf_free(secbuf_alloc_flags(4096, lock_flags()));
-	lines = maps_count();
+	lines = smaps_count(0);
 	errno = 0;
 	p = secbuf_alloc_flags(4096, SECBUF_SECRET);
 	ok = tap_check(!p && errno == ENOSYS, "SECBUF_SECRET: NULL, errno %s",
@@ -350,7 +336,7 @@ static int disabled(void)
 	p = secbuf_alloc_flags(MARK_LEN, SECBUF_SECRET | SECBUF_PACKED);
 	ok &= tap_check(!p && errno == ENOSYS, "SECBUF_SECRET | SECBUF_PACKED: NULL, errno %s",
 			strerrorname_np(errno));
-	after = maps_count();
+	after = smaps_count(0);
 	ok &= tap_check(after == lines, "nothing left mapped (%d mappings before, %d after)", lines,
 			after);
 	p = secbuf_alloc_flags(4096, SECBUF_SECRET | SECBUF_BEST_EFFORT | lock_flags());

@@ -82,13 +82,26 @@ void sbt_need_anon_vma_name(void)
 
 void sbt_need_secretmem(void)
 {
-	int fd = syscall(SYS_memfd_secret, O_CLOEXEC);
-
-	if (fd < 0)
+	if (!secretmem_works())
 		sbt_skip(errno == ENOSYS ?
 				 "no memfd_secret here (CONFIG_SECRETMEM, secretmem.enable=1)" :
 				 "memfd_secret refused here");
+}
+
+int sbt_mem_read_err(const void *p, size_t n)
+{
+	unsigned char buf[64];
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0 || n > sizeof(buf))
+		return -1;
+	if (pread(fd, buf, n, (off_t)(uintptr_t)p) != (ssize_t)n)
+		err = errno ? errno : -1;
+	else if (memcmp(buf, p, n))
+		err = -1; /* read, but not what is there */
 	close(fd);
+	explicit_bzero(buf, sizeof(buf));
+	return err;
 }
 
 int sbt_method(void)

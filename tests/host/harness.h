@@ -42,6 +42,12 @@ void sbt_need_root(void);
 void sbt_need_anon_vma_name(void);
 void sbt_need_no_valgrind(const char *why);
 void sbt_need_secretmem(void); /* memfd_secret(2) works (SECBUF_SECRET) */
+/*
+ * Read n (at most 64) bytes at p through /proc/self/mem, as root or a
+ * debugger would: 0 if it read what is there, the errno that stopped it,
+ * or -1 if it read something else.
+ */
+int sbt_mem_read_err(const void *p, size_t n);
 
 /* The process's method, checked once by main; flags that make a plain
  * allocation succeed under every method (BEST_EFFORT where none locks). */

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <secbuf.h>
+#include "kfacts.h"
 #include "tests.h"
 
 static const unsigned char marker[16] = "secbuf-secret-1";
@@ -27,23 +28,6 @@ static const unsigned char marker[16] = "secbuf-secret-1";
 static uintptr_t slab_block_of(const void *p)
 {
 	return (uintptr_t)p & ~(((uintptr_t)256 << 10) - 1);
-}
-
-/* Read n bytes at p through /proc/self/mem: 0, or the errno that stopped it. */
-static int mem_read_err(const void *p, size_t n)
-{
-	unsigned char buf[64];
-	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC), err = 0;
-	ssize_t got;
-
-	ck_assert_int_ge(fd, 0);
-	got = pread(fd, buf, n, (off_t)(uintptr_t)p);
-	if (got < 0)
-		err = errno;
-	else if ((size_t)got != n || memcmp(buf, p, n))
-		err = -1; /* read, but not what is there: a test failure */
-	close(fd);
-	return err;
 }
 
 /* The same through process_vm_readv on this process: 0 or the errno. */
@@ -64,7 +48,7 @@ static void control_is_readable(void)
 
 	ck_assert_ptr_nonnull(c);
 	memcpy(c, marker, sizeof(marker));
-	ck_assert_int_eq(mem_read_err(c, sizeof(marker)), 0);
+	ck_assert_int_eq(sbt_mem_read_err(c, sizeof(marker)), 0);
 	ck_assert_int_eq(vm_read_err(c, sizeof(marker)), 0);
 	secbuf_free(c);
 }
@@ -88,7 +72,7 @@ START_TEST(secret_buffer_unreadable_through_the_kernel)
 	ck_assert_uint_eq(st.flags, SECBUF_SECRET);
 	ck_assert_uint_eq(st.resident_pages, 1);
 	ck_assert_uint_eq(st.locked_pages, 1);
-	err = mem_read_err(p, sizeof(marker));
+	err = sbt_mem_read_err(p, sizeof(marker));
 	ck_assert_msg(err == EIO, "/proc/self/mem read: %s",
 		      err < 0 ? "wrong bytes" : strerror(err));
 	err = vm_read_err(p, sizeof(marker));
@@ -147,7 +131,7 @@ START_TEST(secret_packed_share_pages_out_of_reach)
 	ck_assert_int_eq(st.lock_method, SECBUF_LOCK_SECRETMEM);
 	ck_assert_uint_eq(st.flags, SECBUF_PACKED | SECBUF_SECRET);
 	ck_assert_uint_eq(secbuf_size(s[0]), 32);
-	err = mem_read_err(s[N / 2], sizeof(marker));
+	err = sbt_mem_read_err(s[N / 2], sizeof(marker));
 	ck_assert_msg(err == EIO, "/proc/self/mem read: %s",
 		      err < 0 ? "wrong bytes" : strerror(err));
 	/* Many to a page: a thousand 32-byte secrets in a few dozen pages. */
@@ -162,7 +146,7 @@ START_TEST(secret_packed_share_pages_out_of_reach)
 		ck_assert_ptr_nonnull(l);
 		ck_assert_int_eq(secbuf_stat(l, &st), 0);
 		ck_assert_int_ne(st.lock_method, SECBUF_LOCK_SECRETMEM);
-		ck_assert_int_eq(mem_read_err(l, 16), 0);
+		ck_assert_int_eq(sbt_mem_read_err(l, 16), 0);
 		secbuf_free(l);
 	}
 	for (i = 0; i < N; i++)
@@ -291,15 +275,10 @@ END_TEST
  */
 static int secret_memory_charged(void)
 {
-	int fd = syscall(SYS_memfd_secret, O_CLOEXEC);
+	void *p = secretmem_map(sbt_page());
 	char flags[160] = "";
 	long rss, locked;
-	void *p = MAP_FAILED;
 
-	if (fd >= 0 && ftruncate(fd, sbt_page()) == 0)
-		p = mmap(NULL, sbt_page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (fd >= 0)
-		close(fd);
 	ck_assert_ptr_ne(p, MAP_FAILED);
 	ck_assert_int_eq(sbt_smaps(p, &rss, &locked, flags, sizeof(flags)), 0);
 	munmap(p, sbt_page());

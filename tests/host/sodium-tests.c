@@ -454,22 +454,6 @@ static int strict_main(void)
 
 static const unsigned char marker[16] = "sodium-secret-1";
 
-/* Read n bytes at p through /proc/self/mem: 0, or the errno that stopped it. */
-static int mem_read_err(const void *p, size_t n)
-{
-	unsigned char buf[64];
-	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, buf, n, (off_t)(uintptr_t)p) != (ssize_t)n)
-		err = errno ? errno : -1;
-	else if (memcmp(buf, p, n))
-		err = -1;
-	close(fd);
-	return err;
-}
-
 /*
  * Under SECBUF_SECRET=1 (exit code = failed step): the memory is secret,
  * so /proc/self/mem cannot read it (the control, ordinary libsecbuf
@@ -484,9 +468,9 @@ static int secret_main(void)
 	memcpy(p, marker, sizeof(marker));
 	memcpy(c, marker, sizeof(marker));
 	errno = 0;
-	if (mem_read_err(p, sizeof(marker)) != EIO)
+	if (sbt_mem_read_err(p, sizeof(marker)) != EIO)
 		return 3;
-	if (mem_read_err(c, sizeof(marker)) != 0)
+	if (sbt_mem_read_err(c, sizeof(marker)) != 0)
 		return 4;
 	if (sodium_mprotect_readonly(p) < 0 || memcmp(p, marker, sizeof(marker)) ||
 	    sodium_mprotect_readwrite(p) < 0)
@@ -509,7 +493,7 @@ static int secret_refused_main(void)
 	if (!p)
 		return 3;
 	memcpy(p, marker, sizeof(marker));
-	if (mem_read_err(p, sizeof(marker)) != 0) /* the fallback: ordinary locked memory */
+	if (sbt_mem_read_err(p, sizeof(marker)) != 0) /* the fallback: ordinary locked memory */
 		return 4;
 	sodium_free(p);
 	return 0;
