@@ -19,7 +19,8 @@ struct sb_region {
 	size_t map_len;	     /* guards included */
 	unsigned char *data;
 	size_t data_len;
-	int method; /* SECBUF_LOCK_* actually in effect */
+	int method;  /* SECBUF_LOCK_* actually in effect */
+	int dropped; /* MADV_DONTFORK: a child does not get the data at all */
 };
 /*
  * The lock method a buffer with these flags gets, or -1 with errno
@@ -38,7 +39,8 @@ SB_HIDDEN int sb_region_map(struct sb_region *r, size_t data_len, size_t align, 
 SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
 /*
  * In a forked child (an atfork hook): a parent's region whose data the
- * child did not get (secret memory is MADV_DONTFORK) keeps its range
+ * child did not get (dropped: secret memory, which is a shared mapping
+ * WIPEONFORK does not apply to, or any before Linux 4.14) keeps its range
  * reserved, PROT_NONE, so that no mapping of the child lands there and is
  * taken for the parent's buffer or slab.  Async-signal-safe.
  */

@@ -139,6 +139,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 	const struct sb_caps *caps = sb_caps();
 
 	r->method = method;
+	r->dropped = 0;
 	r->data_len = data_len;
 	r->map_len = data_len + 2 * caps->page;
 	r->base = reserve(r->map_len, align);
@@ -146,8 +147,8 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 		return -1;
 	r->data = r->base + caps->page;
 	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
-	    sb_advise_secret(r->data, r->data_len) < 0 || lock_mapped(r, flags) < 0 ||
-	    name_data(r) < 0) {
+	    (r->dropped = sb_advise_secret(r->data, r->data_len)) < 0 ||
+	    lock_mapped(r, flags) < 0 || name_data(r) < 0) {
 		int err = errno;
 
 		sb_region_unmap(r, "secbuf_alloc");
@@ -161,7 +162,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 
 void sb_region_hold_dropped(const struct sb_region *r)
 {
-	if (r->method != SECBUF_LOCK_SECRETMEM)
+	if (r->dropped != 1)
 		return;
 	/* NOREPLACE: whatever is there already stays (it cannot be ours). */
 	(void)mmap(r->data, r->data_len, PROT_NONE,
