@@ -13,7 +13,7 @@ KVERS ?= 6.1 6.12
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
-	qemu-shell clean deps-debian deb check-debian
+	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages
 
 all: lib
 	$(MAKE) -C demo all
@@ -43,6 +43,13 @@ kernel-lint: deps
 # Build after every patch of the series (15 to 30 min; not part of check).
 kernel-bisect: deps
 	@kernel/bisect.sh $(KVER)
+
+# The man-pages patches (kernel/man-pages) applied to a man-pages git tree
+# and linted: make check-man-pages MANPAGES=/path/to/man-pages.  Not part
+# of check, which has no man-pages tree.
+check-man-pages:
+	@test -n "$(MANPAGES)" || { echo "usage: make check-man-pages MANPAGES=/path/to/man-pages" >&2; exit 2; }
+	@kernel/man-pages/check.sh "$(MANPAGES)"
 
 # Everything the guest image carries, built static into build/guest/bin;
 # the kernel's test programs for each of KVERS (this builds those kernels).
@@ -93,6 +100,13 @@ demo-minisign: deps guest-image
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
+
+# Only the kernel-cost boots, stock against patched KVER, under -icount
+# (bench/results/kcost.md for 6.1, kcost-6.12.md for 6.12).
+bench-kcost: deps lib
+	@kernel/build.sh patched $(KVER) >/dev/null && kernel/build.sh stock $(KVER) >/dev/null
+	$(MAKE) -C bench all guest
+	@bench/run kcost $(KVER)
 
 # secbuf-audit --host against 100, 1,000 and 5,000 processes and its floor
 # (root: a PID namespace; about a minute; bench/results/audit.md).

@@ -1,7 +1,8 @@
 # Turn benchmark records ("bench TABLE key=value ...", one file per run
 # source) into the markdown tables and gnuplot data of bench/results/.
 # usage: awk -v out=RESDIR -f bench/report.awk RAWDIR/*.txt
-# Sources by file name: host-alloc, host-2015, guest-bench, kcost-KERNEL-N.
+# Sources by file name: host-alloc, host-2015, guest-bench, kcost-KERNEL-N
+# (Linux 6.1) and kcost-KVER-KERNEL-N (another version).
 
 function kv(   i, eq) {
 	delete F
@@ -75,10 +76,15 @@ $2 == "alloc-live" {
 	next
 }
 $2 == "kcost" {
-	kv(); kern = src; sub(/^kcost-/, "", kern); round = kern; sub(/-.*/, "", kern); sub(/.*-/, "", round)
-	if (!(F["test"] in ktests)) { ktests[F["test"]] = 1; klist = klist " " F["test"] }
+	# kcost-KERNEL-ROUND is 6.1, kcost-KVER-KERNEL-ROUND another version
+	kv(); kern = src; sub(/^kcost-/, "", kern); kver = "6.1"
+	if (kern ~ /^[0-9]/) { kver = kern; sub(/-.*/, "", kver); sub(/^[^-]*-/, "", kern) }
+	round = kern; sub(/-.*/, "", kern); sub(/.*-/, "", round); kern = kver ":" kern
+	if (!((kver, F["test"]) in ktests)) { ktests[kver, F["test"]] = 1; klist[kver] = klist[kver] " " F["test"] }
+	if (!(kver in kvers)) { kvers[kver] = 1; kverlist = kverlist " " kver }
 	kunit[F["test"]] = F["unit"]
-	kop[F["test"]] = F["unit"] == "faults/s" ? "per fault" : F["unit"] == "cycles/s" ? "per cycle" : "per pair"
+	kop[F["test"]] = F["unit"] == "faults/s" ? "per fault" : F["unit"] == "cycles/s" ? "per cycle" : \
+			 F["unit"] == "filters/s" ? "per filter" : "per pair"
 	kruns = F["runs"]
 	KS[kern, F["test"]] = KS[kern, F["test"]] (KS[kern, F["test"]] == "" ? "" : ",") F["samples"]
 	KB[kern, F["test"], round] = F["med"]
@@ -312,16 +318,17 @@ function percost(list,   v, n, i, o) {
 	return o
 }
 function ns(x) { return sprintf("%.1f", x) }
-function kcost(   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, bootdev, verdict, rl, med, lo, hi) {
-	o = out "/kcost.md"
-	print "# Kernel cost: stock vs patched 6.1 on unrelated work\n" > o
+function kcost(ver,   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, bootdev, verdict, rl, med, lo, hi, S1, P) {
+	o = out (ver == "6.1" ? "/kcost.md" : "/kcost-" ver ".md")
+	S1 = ver ":stock"; P = ver ":patched"
+	print "# Kernel cost: stock vs patched " ver " on unrelated work\n" > o
 	print "Guest under QEMU `-icount shift=0,sleep=off`, one vCPU: guest time advances 1 ns per" > o
 	print "executed instruction, so a cost in ns is the guest instructions an operation took, and" > o
 	print "host load does not enter it.  It counts instructions only: cache and TLB effects of the" > o
 	print "patches, which a real CPU would add, are not seen." > o
-	print "Stock machine line: " kmachine["stock"] "." > o
-	print "Patched machine line: " kmachine["patched"] "." > o
-	print "Boots: " nround["stock"] " stock and " nround["patched"] " patched, alternating; each boot does one" > o
+	print "Stock machine line: " kmachine[S1] "." > o
+	print "Patched machine line: " kmachine[P] "." > o
+	print "Boots: " nround[S1] " stock and " nround[P] " patched, alternating; each boot does one" > o
 	print "discarded warm-up and then " kruns " runs.  Cost = 1e9 / rate, median of every run of every boot (min–max)." > o
 	print "Spread: (max − min) / median of those runs; boot: the largest distance of one boot's median from" > o
 	print "the pooled median.  Resolution: the larger spread of the two kernels; a difference within it" > o
@@ -331,16 +338,16 @@ function kcost(   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, b
 	print "difference between them can come from that state rather than from the code path measured.\n" > o
 	print "| test | stock ns/op | patched ns/op | patched vs stock | spread stock / patched | boot stock / patched | resolution | verdict |" > o
 	print "|---|---:|---:|---:|---:|---:|---:|---|" > o
-	nt = split(klist, tests, " ")
+	nt = split(klist[ver], tests, " ")
 	for (t = 1; t <= nt; t++) {
-		if (KS["stock", tests[t]] == "" || KS["patched", tests[t]] == "") {
-			print "| " tests[t] " | " (KS["stock", tests[t]] == "" ? "not measured" : "measured") " | " \
-			      (KS["patched", tests[t]] == "" ? "not measured" : "measured") " | n/a | n/a | n/a | n/a | no comparison |" > o
+		if (KS[S1, tests[t]] == "" || KS[P, tests[t]] == "") {
+			print "| " tests[t] " | " (KS[S1, tests[t]] == "" ? "not measured" : "measured") " | " \
+			      (KS[P, tests[t]] == "" ? "not measured" : "measured") " | n/a | n/a | n/a | n/a | no comparison |" > o
 			continue
 		}
 		res = 0
 		for (k = 1; k <= 2; k++) {
-			kern = k == 1 ? "stock" : "patched"
+			kern = k == 1 ? S1 : P
 			pool(percost(KS[kern, tests[t]]))
 			med[kern] = S["med"]; lo[kern] = S["min"]; hi[kern] = S["max"]
 			spread[kern] = (S["max"] - S["min"]) / S["med"] * 100
@@ -354,27 +361,41 @@ function kcost(   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, b
 				if (dev > bootdev[kern]) bootdev[kern] = dev
 			}
 		}
-		d = (med["patched"] - med["stock"]) / med["stock"] * 100
+		d = (med[P] - med[S1]) / med[S1] * 100
 		verdict = (d < 0 ? -d : d) <= res ? "within noise" : (d > 0 ? "patched costs more" : "patched costs less")
-		print "| " tests[t] " (" kop[tests[t]] ") | " ns(med["stock"]) " (" ns(lo["stock"]) "–" ns(hi["stock"]) ") | " \
-		      ns(med["patched"]) " (" ns(lo["patched"]) "–" ns(hi["patched"]) ") | " sprintf("%+.3f%%", d) " | " \
-		      sprintf("%.3f%% / %.3f%%", spread["stock"], spread["patched"]) " | " \
-		      sprintf("%.3f%% / %.3f%%", bootdev["stock"], bootdev["patched"]) " | " sprintf("±%.3f%%", res) " | " verdict " |" > o
+		print "| " tests[t] " (" kop[tests[t]] ") | " ns(med[S1]) " (" ns(lo[S1]) "–" ns(hi[S1]) ") | " \
+		      ns(med[P]) " (" ns(lo[P]) "–" ns(hi[P]) ") | " sprintf("%+.3f%%", d) " | " \
+		      sprintf("%.3f%% / %.3f%%", spread[S1], spread[P]) " | " \
+		      sprintf("%.3f%% / %.3f%%", bootdev[S1], bootdev[P]) " | " sprintf("±%.3f%%", res) " | " verdict " |" > o
 	}
 	print "" > o
 	# What MAP_LOCKONFAULT saves over mmap + mlock2(MLOCK_ONFAULT): both in
 	# each patched boot, compared within the boot, which shares their state
 	rl = ""
-	for (r = 1; r <= nround["patched"]; r++)
-		if (KB["patched", "map-lockonfault", r] > 0 && KB["patched", "map-mlock2-onfault", r] > 0)
-			rl = rl (rl == "" ? "" : ",") (KB["patched", "map-mlock2-onfault", r] / KB["patched", "map-lockonfault", r] - 1) * 100
+	for (r = 1; r <= nround[P]; r++)
+		if (KB[P, "map-lockonfault", r] > 0 && KB[P, "map-mlock2-onfault", r] > 0)
+			rl = rl (rl == "" ? "" : ",") (KB[P, "map-mlock2-onfault", r] / KB[P, "map-lockonfault", r] - 1) * 100
 	if (rl != "") {
-		pool(percost(KS["patched", "map-lockonfault"])); pa = S["med"]
-		pool(percost(KS["patched", "map-mlock2-onfault"])); st = S["med"]
+		pool(percost(KS[P, "map-lockonfault"])); pa = S["med"]
+		pool(percost(KS[P, "map-mlock2-onfault"])); st = S["med"]
 		pool(rl)
 		print "MAP_LOCKONFAULT against mmap + mlock2(MLOCK_ONFAULT), on the patched kernel: mapping 16 pages locked" > o
 		print "on fault, writing one and unmapping them costs " ns(pa) " ns with the flag and " ns(st) " ns without it" > o
 		print "(medians of all runs); compared within each boot, the flag costs " sprintf("%+.2f%%", S["med"]) \
+		      " (" sprintf("%+.2f%%", S["min"]) " to " sprintf("%+.2f%%", S["max"]) " over " S["n"] " boots).\n" > o
+	}
+	rl = ""
+	for (r = 1; r <= nround[P]; r++)
+		if (KB[P, "map-lockonfault", r] > 0 && KB[P, "map-protnone-mlock2-mprotect", r] > 0)
+			rl = rl (rl == "" ? "" : ",") (KB[P, "map-protnone-mlock2-mprotect", r] / KB[P, "map-lockonfault", r] - 1) * 100
+	if (rl != "") {
+		pool(percost(KS[P, "map-lockonfault"])); pa = S["med"]
+		pool(percost(KS[P, "map-protnone-mlock2-mprotect"])); st = S["med"]
+		pool(rl)
+		print "MAP_LOCKONFAULT (1 call) against mmap(PROT_NONE) + mlock2(MLOCK_ONFAULT) + mprotect() (3 calls), the" > o
+		print "existing way to have no moment in which the mapping is usable and unlocked, on the patched kernel:" > o
+		print ns(pa) " ns with the flag and " ns(st) " ns with the three calls per cycle (medians of all runs);" > o
+		print "compared within each boot, the flag costs " sprintf("%+.2f%%", S["med"]) \
 		      " (" sprintf("%+.2f%%", S["min"]) " to " sprintf("%+.2f%%", S["max"]) " over " S["n"] " boots).\n" > o
 	}
 }
@@ -430,7 +451,7 @@ function headline(   o, src, names, n, i, cap, row, g, caps, nc, cell, sb, fl, n
 		      "SIGSEGV batch-16 " rfmt(r2015(g, "dense", "e", "proc_med", "f", "proc_med")) " (2015: 1.66×)." > o
 	}
 	print "\nFull tables: [2015 experiment](bench/results/2015.md), [allocators](bench/results/alloc.md), " \
-	      "[kernel cost](bench/results/kcost.md); chart: ![alloc+use+free vs capacity](bench/results/alloc-large.png)" > o
+	      "[kernel cost 6.1](bench/results/kcost.md), [6.12](bench/results/kcost-6.12.md); chart: ![alloc+use+free vs capacity](bench/results/alloc-large.png)" > o
 }
 function livecount(k) {
 	if (LV[k, "count"] == "") return "-"
@@ -463,6 +484,8 @@ END {
 	if (alist["guest-bench"] != "") { allocs("guest-bench", guesttitle("guest-bench"), "QEMU TCG: compare times only as ratios (the × secbuf column)."); plotdata("guest-bench", out "/alloc-large-guest.dat") }
 	close(o)
 
-	if (klist != "") kcost()
+	nv = split(kverlist, vers, " ")
+	for (v = 1; v <= nv; v++)
+		kcost(vers[v])
 	headline()
 }
