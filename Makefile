@@ -13,7 +13,7 @@ KVERS ?= 6.1 6.12
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
-	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages
+	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone
 
 all: lib
 	$(MAKE) -C demo all
@@ -43,6 +43,11 @@ kernel-lint: deps
 # Build after every patch of the series (15 to 30 min; not part of check).
 kernel-bisect: deps
 	@kernel/bisect.sh $(KVER)
+
+# 6.12 with only the remap_file_pages() fix, against stock 6.12 (builds
+# a kernel of its own, ~7 min the first time; not part of check).
+kernel-fix-alone: deps
+	@kernel/fix-alone.sh
 
 # The man-pages patches (kernel/man-pages) applied to a man-pages git tree
 # and linted: make check-man-pages MANPAGES=/path/to/man-pages.  Not part
