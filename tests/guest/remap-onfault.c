@@ -42,7 +42,8 @@ int main(void)
 	}
 	p[0] = 1; /* one page present, the rest not */
 	i = remap_file_pages(p, len, 0, 0, 0);
-	tap_check(i == 0, "remap_file_pages() of the whole range (%s)", i ? strerror(errno) : "done");
+	tap_check(i == 0, "remap_file_pages() of the whole range (%s)",
+		  i ? strerror(errno) : "done");
 	tap_check(smaps_find(getpid(), p, &v) == 0 && vmflag_has(&v, "lo") && vmflag_has(&v, "lf"),
 		  "the VMA is still locked on fault (VmFlags%s)", v.vmflags);
 	if (mincore(p, len, present) == 0)
