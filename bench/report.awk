@@ -318,7 +318,24 @@ function percost(list,   v, n, i, o) {
 	return o
 }
 function ns(x) { return sprintf("%.1f", x) }
-function kcost(ver,   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, dev, bootdev, verdict, rl, med, lo, hi, S1, P) {
+# The map-lockonfault test of kernel P against another way to lock on
+# fault, in FV: both medians, and the within-boot difference as text.
+# Returns 0 where no boot measured both.
+function flagvs(P, other,   r, rl) {
+	rl = ""
+	for (r = 1; r <= nround[P]; r++)
+		if (KB[P, "map-lockonfault", r] > 0 && KB[P, other, r] > 0)
+			rl = rl (rl == "" ? "" : ",") (KB[P, other, r] / KB[P, "map-lockonfault", r] - 1) * 100
+	if (rl == "") return 0
+	pool(percost(KS[P, "map-lockonfault"])); FV["flag"] = S["med"]
+	pool(percost(KS[P, other])); FV["other"] = S["med"]
+	pool(rl)
+	FV["within"] = sprintf("%+.2f%%", S["med"]) " (" sprintf("%+.2f%%", S["min"]) " to " \
+		       sprintf("%+.2f%%", S["max"]) " over " S["n"] " boots).\n"
+	return 1
+}
+
+function kcost(ver,   o, nt, tests, t, kern, k, d, res, spread, r, b, dev, bootdev, verdict, med, lo, hi, S1, P) {
 	o = out (ver == "6.1" ? "/kcost.md" : "/kcost-" ver ".md")
 	S1 = ver ":stock"; P = ver ":patched"
 	print "# Kernel cost: stock vs patched " ver " on unrelated work\n" > o
@@ -369,34 +386,19 @@ function kcost(ver,   o, nt, tests, t, kern, k, st, pa, d, res, spread, r, b, de
 		      sprintf("%.3f%% / %.3f%%", bootdev[S1], bootdev[P]) " | " sprintf("±%.3f%%", res) " | " verdict " |" > o
 	}
 	print "" > o
-	# What MAP_LOCKONFAULT saves over mmap + mlock2(MLOCK_ONFAULT): both in
-	# each patched boot, compared within the boot, which shares their state
-	rl = ""
-	for (r = 1; r <= nround[P]; r++)
-		if (KB[P, "map-lockonfault", r] > 0 && KB[P, "map-mlock2-onfault", r] > 0)
-			rl = rl (rl == "" ? "" : ",") (KB[P, "map-mlock2-onfault", r] / KB[P, "map-lockonfault", r] - 1) * 100
-	if (rl != "") {
-		pool(percost(KS[P, "map-lockonfault"])); pa = S["med"]
-		pool(percost(KS[P, "map-mlock2-onfault"])); st = S["med"]
-		pool(rl)
+	# What MAP_LOCKONFAULT saves over the ways stock kernels lock a buffer
+	# on fault: both in each patched boot, compared within the boot, which
+	# shares their state
+	if (flagvs(P, "map-mlock2-onfault")) {
 		print "MAP_LOCKONFAULT against mmap + mlock2(MLOCK_ONFAULT), on the patched kernel: mapping 16 pages locked" > o
-		print "on fault, writing one and unmapping them costs " ns(pa) " ns with the flag and " ns(st) " ns without it" > o
-		print "(medians of all runs); compared within each boot, the flag costs " sprintf("%+.2f%%", S["med"]) \
-		      " (" sprintf("%+.2f%%", S["min"]) " to " sprintf("%+.2f%%", S["max"]) " over " S["n"] " boots).\n" > o
+		print "on fault, writing one and unmapping them costs " ns(FV["flag"]) " ns with the flag and " ns(FV["other"]) " ns without it" > o
+		print "(medians of all runs); compared within each boot, the flag costs " FV["within"] > o
 	}
-	rl = ""
-	for (r = 1; r <= nround[P]; r++)
-		if (KB[P, "map-lockonfault", r] > 0 && KB[P, "map-protnone-mlock2-mprotect", r] > 0)
-			rl = rl (rl == "" ? "" : ",") (KB[P, "map-protnone-mlock2-mprotect", r] / KB[P, "map-lockonfault", r] - 1) * 100
-	if (rl != "") {
-		pool(percost(KS[P, "map-lockonfault"])); pa = S["med"]
-		pool(percost(KS[P, "map-protnone-mlock2-mprotect"])); st = S["med"]
-		pool(rl)
+	if (flagvs(P, "map-protnone-mlock2-mprotect")) {
 		print "MAP_LOCKONFAULT (1 call) against mmap(PROT_NONE) + mlock2(MLOCK_ONFAULT) + mprotect() (3 calls), the" > o
 		print "existing way to have no moment in which the mapping is usable and unlocked, on the patched kernel:" > o
-		print ns(pa) " ns with the flag and " ns(st) " ns with the three calls per cycle (medians of all runs);" > o
-		print "compared within each boot, the flag costs " sprintf("%+.2f%%", S["med"]) \
-		      " (" sprintf("%+.2f%%", S["min"]) " to " sprintf("%+.2f%%", S["max"]) " over " S["n"] " boots).\n" > o
+		print ns(FV["flag"]) " ns with the flag and " ns(FV["other"]) " ns with the three calls per cycle (medians of all runs);" > o
+		print "compared within each boot, the flag costs " FV["within"] > o
 	}
 }
 
