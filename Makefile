@@ -13,7 +13,8 @@ KVERS ?= 6.1 6.12
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
-	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone
+	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
+	check-kernel-debug
 
 all: lib
 	$(MAKE) -C demo all
@@ -48,6 +49,12 @@ kernel-bisect: deps
 # a kernel of its own, ~7 min the first time; not part of check).
 kernel-fix-alone: deps
 	@kernel/fix-alone.sh
+
+# The series on the debug kernels (KASAN, lockdep, DEBUG_VM): the guest
+# suites, lof-fuzz and trinity, for KVER or both versions; about an hour
+# per version, not part of check.
+check-kernel-debug: deps
+	@kernel/debug-check.sh $(KVER)
 
 # The man-pages patches (kernel/man-pages) applied to a man-pages git tree
 # and linted: make check-man-pages MANPAGES=/path/to/man-pages.  Not part

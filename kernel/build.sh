@@ -6,20 +6,32 @@
 # (~/.cache/secbuf/kernel/KVER/, see common.sh) by a hash of everything that
 # goes into them, so an unchanged rebuild, in any clone, is a lookup.
 #
-# usage: kernel/build.sh patched|stock [KVER]   KVER: 6.1 (default) or 6.12
-#        kernel/build.sh patched-KVER|stock-KVER  the names tests/guest/suites uses
+# The debug variants (patched-debug, stock-debug) add kernel/config/debug/:
+# KASAN, lockdep, DEBUG_VM and friends, for kernel/debug-check.sh.
+#
+# usage: kernel/build.sh VARIANT [KVER]   VARIANT: patched, stock, patched-debug
+#                                         or stock-debug; KVER: 6.1 (default) or 6.12
+#        kernel/build.sh VARIANT-KVER     the names tests/guest/suites uses
 # Prints the tree's path.
 set -euo pipefail
 
-variant=${1:?usage: kernel/build.sh patched|stock [KVER]} kver=${2:-}
+variant=${1:?usage: kernel/build.sh VARIANT [KVER]} kver=${2:-}
 case "$variant" in
-patched|stock) ;;
-patched-*|stock-*) kver=${variant#*-} variant=${variant%%-*} ;;
+*-[0-9]*) kver=${variant##*-} variant=${variant%-*} ;;
+esac
+case "$variant" in
+patched|stock|patched-debug|stock-debug) ;;
 *) echo "kernel: unknown variant $variant" >&2; exit 2 ;;
 esac
 # shellcheck source=kernel/common.sh
 . "$(dirname "$0")/common.sh"
 kver_select "$kver"
+if [ "${variant#*-}" = debug ]; then
+	config_fragments+=("$kernel_dir"/config/debug/*.config)
+	if [ -d "$kernel_dir/config/debug/$kver" ]; then
+		config_fragments+=("$kernel_dir/config/debug/$kver"/*.config)
+	fi
+fi
 kdir=$kernel_dir
 out=$kout
 mkdir -p "$out"
@@ -33,7 +45,7 @@ src_version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || echo unkno
 
 # Patches in series order; stock builds apply none.
 patches=()
-if [ "$variant" = patched ]; then
+if [ "${variant%-debug}" = patched ]; then
 	while read -r p; do
 		patches+=("$series_dir/$p")
 	done < <(series_patches)
@@ -121,7 +133,8 @@ touch "$tree/.secbuf-built"
 ln -sfn "$(basename "$tree")" "$out/$variant"
 # A tree is ~1 GiB; keep the two newest of each variant, so that two
 # clones (a branch and main) do not evict each other's on every run.
-find "$out" -maxdepth 1 -name "$variant-*" -printf '%T@ %p\n' | sort -rn | tail -n +3 |
+# (patched-HASH, not patched-debug-HASH: a hash is 16 hex digits)
+find "$out" -maxdepth 1 -regextype posix-extended -regex ".*/$variant-[0-9a-f]{16}" -printf '%T@ %p\n' | sort -rn | tail -n +3 |
 	cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
 stage "done in $((SECONDS - t0)) s"
 echo "$tree"

@@ -5,8 +5,10 @@
 #   - the series' own tests: lock-on-fault, lock-on-fault-abi,
 #     lock-on-fault-limit and lock-on-fault-probe (abi and the probe also
 #     run on the stock kernel);
-#   - upstream's tests of that version, unmodified: mlock2-tests,
-#     mlock-random-test and on-fault-limit.
+#   - mlock2-tests, upstream's test of mlock2() that the series extends with
+#     a case for each of its calls alone (they skip on the stock kernel);
+#   - upstream's tests of that version, unmodified: mlock-random-test and
+#     on-fault-limit.
 # Each is built twice: for x86-64, and as NAME-32 for i386 (gcc -m32),
 # which goes through the kernel's ia32 syscall table and compat paths.
 # mlock-random-test has no 32-bit build: it links libcap, and Debian has
@@ -34,15 +36,21 @@ src=$(dirname "$(compgen -G "$tree/tools/testing/selftests/*/lock-on-fault.c" | 
 mkdir -p "$bin"
 
 # The flags of the selftests Makefile of each version, static.  6.12's
-# links vm_util.c and thp_settings.c into every program, as upstream does.
+# links vm_util.c and thp_settings.c into every program, as upstream does;
+# 6.1's links vm_util.c only into the programs it names in a
+# "$(OUTPUT)/NAME: vm_util.c" line, ours and mlock2-tests among them.
 base=(-O2 -static -I "$tree" -isystem "$tree/usr/include")
-helpers=() libs=(-lrt -lpthread)
+helpers=(vm_util) libs=(-lrt -lpthread)
 case "$kver" in
 6.12)
 	base+=(-isystem "$tree/tools/include/uapi" -U_FORTIFY_SOURCE)
 	helpers=(vm_util thp_settings) libs+=(-lm)
 	;;
 esac
+links_helpers() {	# NAME: whether the Makefile links the helpers into it
+	[ "$kver" = 6.12 ] ||
+		grep -qxF "\$(OUTPUT)/$1: vm_util.c" "$src/Makefile"
+}
 
 obj=$(mktemp -d)
 trap 'rm -rf "$obj"' EXIT
@@ -59,28 +67,29 @@ for abi in "" -32; do
 done
 
 build() {	# NAME SUFFIX "CFLAGS" LIBS...
-	local name=$1 suffix=$2 flags=$3
+	local name=$1 suffix=$2 flags=$3 with=()
 	shift 3
 	echo "==> selftests($kver): $name$suffix" >&2
-	# shellcheck disable=SC2046,SC2086
+	if links_helpers "$name"; then
+		mapfile -t with < <(objs "$suffix")
+	fi
+	# shellcheck disable=SC2086
 	"$cc" "${base[@]}" $flags -o "$bin/$name$suffix.tmp" "$src/$name.c" \
-		$(objs "$suffix") "$@" "${libs[@]}" ||
+		"${with[@]}" "$@" "${libs[@]}" ||
 		fail "$name$suffix does not build"
 	mv "$bin/$name$suffix.tmp" "$bin/$name$suffix"
 }
 
-# Ours are held to -Werror; upstream's are built as upstream builds them.
-# On i386 the kselftest harness of both versions casts pointers to
-# uintmax_t in its ASSERT_*() macros, which gcc warns about: that one
-# warning is let pass.
+# Ours, mlock2-tests with them, are held to -Werror; upstream's are built
+# as upstream builds them.  On i386 the kselftest harness of both versions
+# casts pointers to uintmax_t in its ASSERT_*() macros, which gcc warns
+# about: that one warning is let pass.
 ours="lock-on-fault lock-on-fault-abi lock-on-fault-limit lock-on-fault-probe"
-for t in $ours; do
+for t in $ours mlock2-tests; do
 	build "$t" "" "-Wall -Werror"
 	build "$t" -32 "-m32 -Wall -Werror -Wno-pointer-to-int-cast"
 done
-for t in mlock2-tests on-fault-limit; do
-	build "$t" "" "-Wall"
-	build "$t" -32 "-m32 -Wall"
-done
+build on-fault-limit "" "-Wall"
+build on-fault-limit -32 "-m32 -Wall"
 build mlock-random-test "" "-Wall" -lcap
 echo "selftests($kver): built into ${bin#"$top"/}" >&2

@@ -6,8 +6,9 @@
 # test fails, a result is missing (a test or, against its TAP plan, a
 # result of one), or the console shows a kernel bug.
 #
-# usage: awk -v suite=NAME -v only=TEST -v report=FILE -f results.awk \
-#            MANIFEST tests.log console.log [post.log]
+# usage: awk -v suite=NAME -v only=TEST -v report=FILE [-v splats=FILE] \
+#            -f results.awk MANIFEST tests.log console.log [post.log]
+# splats: where to write the number of splat lines the console showed
 
 function emit(kind, text) {
 	printf "%s %s\n", kind, text
@@ -62,9 +63,12 @@ FILENAME == ARGV[2] {
 	next
 }
 
+# A splat's first line: what the debug kernels (KASAN, lockdep, DEBUG_VM)
+# and every kernel print when they find a bug.  Each is counted, the first
+# five are shown, and any fails the run.
 FILENAME == ARGV[3] {
 	sub(/\r$/, "")
-	if ($0 ~ /(Kernel panic|BUG: |WARNING: CPU|Oops|Bad page|general protection fault|\[ cut here \]|Call Trace:)/) {
+	if ($0 ~ /(Kernel panic|BUG: |WARNING: |Oops|Bad page|general protection fault|KASAN: |UBSAN: |possible circular locking|possible recursive locking|suspicious RCU usage|inconsistent lock state|\[ cut here \])/) {
 		if (nkernel++ < 5)
 			emit("FAIL", suite ": kernel console: " $0)
 	}
@@ -94,6 +98,10 @@ END {
 		emit("FAIL", suite "/post: host post-processing printed no result")
 	if (!done && nexpected)
 		emit("FAIL", suite ": guest did not finish the suite")
+	if (nkernel > 5)
+		emit("FAIL", suite ": kernel console: " nkernel - 5 " more splat lines (console.log)")
+	if (splats != "")
+		print nkernel + 0 > splats
 	printf "%d passed, %d failed, %d skipped\n", count["PASS"], count["FAIL"], count["SKIP"]
 	exit count["FAIL"] > 0
 }

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "kfacts.h"
 
 int mlock_pin_cpu(void)
@@ -19,11 +20,12 @@ int mlock_pin_cpu(void)
 
 int mlock_drain(void)
 {
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return -1;
 	*(volatile char *)p = 1;
-	return munmap(p, 4096);
+	/* unmapping drains this CPU's LRU batches, mlock's among them */
+	return munmap(p, len);
 }
