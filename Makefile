@@ -51,8 +51,8 @@ kernel-fix-alone: deps
 	@kernel/fix-alone.sh
 
 # The series on the debug kernels (KASAN, lockdep, DEBUG_VM): the guest
-# suites, lof-fuzz and trinity, for KVER or both versions; about an hour
-# per version, not part of check.
+# suites, lof-fuzz and trinity, for KVER or both versions; not part
+# of check (20 min of fuzzing per version plus the suites).
 check-kernel-debug: deps
 	@kernel/debug-check.sh $(KVER)
 

@@ -11,8 +11,8 @@
 #   - trinity on the memory-management calls, 10 minutes.
 # Every run fails on a splat in the console (qemu/results.awk counts them);
 # the logs stay in build/logs/SUITE@debug-KVER/.  Then it writes the table
-# of kernel/debug-results/KVER.md.  Not part of make check: about an hour
-# per version under TCG.
+# of kernel/debug-results/KVER.md.  Not part of make check: 20 min of fuzzing
+# per version plus the suites, under TCG.
 #
 # usage: kernel/debug-check.sh [KVER...]    (default: 6.1 6.12)
 # env DEBUG_SUITES="kernel lof-fuzz": run only these suites
@@ -22,7 +22,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(6.1 6.12)
-# SUITE TIMEOUT [run-guest options]: debug kernels run 3 to 10 times slower
+# SUITE TIMEOUT [run-guest options]: timeouts generous, debug kernels run slower
 suites=(
 	"kernel 3600 --swap 64M"
 	"libsecbuf 5400 --mem 2G"
