@@ -15,7 +15,8 @@
 # per version plus the suites, under TCG.
 #
 # usage: kernel/debug-check.sh [KVER...]    (default: 6.1 6.12)
-# env DEBUG_SUITES="kernel lof-fuzz": run only these suites
+# env DEBUG_SUITES="kernel lof-fuzz": run only these suites (the table
+#     keeps the other suites' rows of its last full run)
 set -euo pipefail
 
 # shellcheck source=kernel/common.sh
@@ -23,9 +24,10 @@ set -euo pipefail
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(6.1 6.12)
 # SUITE TIMEOUT [run-guest options]: timeouts generous, debug kernels run slower
+# (check's per-test timeouts too: the library's stress tests take minutes)
 suites=(
 	"kernel 3600 --swap 64M"
-	"libsecbuf 5400 --mem 2G"
+	"libsecbuf 5400 --mem 2G --env CK_TIMEOUT_MULTIPLIER=10"
 	"proof 2400 --mem 1G"
 	"proof-swap-maplockonfault 2400 --swap 256M --post qemu/scan-swap"
 	"proof-secret 1200 --mem 512M"
@@ -33,6 +35,19 @@ suites=(
 	"trinity 1500"
 )
 wanted=${DEBUG_SUITES:-}
+
+# wanted_suite SUITE: whether DEBUG_SUITES (a list of whole names) has it
+wanted_suite() { [ -z "$wanted" ] || [[ " $wanted " == *" $1 "* ]]; }
+
+# sort_rows: table rows in the order of suites
+sort_rows() {
+	local line suite rows
+	rows=$(cat)
+	for line in "${suites[@]}"; do
+		read -r suite _ <<<"$line"
+		grep -F "| $suite |" <<<"$rows" || true
+	done
+}
 
 make -s -C "$top" guest-image >/dev/null
 rc=0
@@ -44,9 +59,7 @@ for kver in "${versions[@]}"; do
 	rows=()
 	for line in "${suites[@]}"; do
 		read -r suite timeout opts <<<"$line"
-		if [ -n "$wanted" ] && ! grep -qw -- "$suite" <<<"$wanted"; then
-			continue
-		fi
+		wanted_suite "$suite" || continue
 		name=$suite@debug-$kver
 		logs=$top/build/logs/$name
 		t0=$SECONDS
@@ -59,8 +72,16 @@ for kver in "${versions[@]}"; do
 		splats=$(cat "$logs/splats.txt" 2>/dev/null || echo "?")
 		measured=$(sed 's/^[^:]*: //' "$logs/report.txt" 2>/dev/null | grep -E 'syscalls|steps' |
 			paste -sd ';' - || true)
-		rows+=("| $suite | $(( (SECONDS - t0) / 60 )) min | $counts | $splats | ${measured:-} |")
+		rows+=("| $suite | $(date -u +%Y-%m-%d) | $(( (SECONDS - t0) / 60 )) min | $counts | $splats | ${measured:-} |")
 	done
+	# A partial run keeps the rows of the suites it did not run.
+	if [ -n "$wanted" ] && [ -f "$out" ]; then
+		for line in "${suites[@]}"; do
+			read -r suite _ <<<"$line"
+			wanted_suite "$suite" || rows+=("$(grep -F "| $suite |" "$out" || true)")
+		done
+		mapfile -t rows < <(printf '%s\n' "${rows[@]}" | grep . | sort_rows)
+	fi
 	mkdir -p "$(dirname "$out")"
 	{
 		echo "# Linux $kver, patched, debug kernel: results"
@@ -70,8 +91,8 @@ for kver in "${versions[@]}"; do
 		echo "Options (kernel/config/debug/): $(grep -h '^CONFIG_' "$kernel_dir"/config/debug/*.config |
 			sed 's/=y$//; s/^CONFIG_//' | paste -sd ' ' -)."
 		echo
-		echo "| suite | time | results | splats | measured |"
-		echo "|---|---|---|---|---|"
+		echo "| suite | run on | time | results | splats | measured |"
+		echo "|---|---|---|---|---|---|"
 		printf '%s\n' "${rows[@]}"
 	} >"$out"
 	echo "==> debug-check($kver): table in ${out#"$top"/}"
