@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <unistd.h>
 #include "lib-kcore.h"
 
@@ -96,4 +97,30 @@ out:
 	}
 	errno = err;
 	return rc;
+}
+
+int kcore_freed_pages_zeroed(void)
+{
+	/* SYSLOG_ACTION_SIZE_BUFFER and _READ_ALL: the whole ring, unconsumed */
+	int size = klogctl(10, NULL, 0), n, zeroed = -1;
+	char *log, *line;
+
+	if (size <= 0)
+		return -1;
+	log = malloc((size_t)size + 1);
+	if (!log)
+		return -1;
+	n = klogctl(3, log, size);
+	if (n >= 0) {
+		log[n] = 0;
+		line = strstr(log, "mem auto-init:");
+		if (line && strstr(line, "heap free:on"))
+			zeroed = 1;
+		else if (line && strstr(line, "heap free:off"))
+			zeroed = 0;
+		else
+			errno = ENOENT;
+	}
+	free(log);
+	return zeroed;
 }

@@ -30,4 +30,12 @@ struct kcore_needles {
  */
 int kcore_scan(struct kcore_needles *nd);
 
+/*
+ * Whether the kernel zeroes pages as it frees them (init_on_free, or
+ * CONFIG_INIT_ON_FREE_DEFAULT_ON), from the "mem auto-init:" line it logs
+ * at boot: 1 or 0, or -1 with errno when the log does not say.  Then no
+ * freed unwiped page is left for a scan to find.
+ */
+int kcore_freed_pages_zeroed(void);
+
 #endif
