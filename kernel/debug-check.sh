@@ -41,16 +41,6 @@ wanted=${DEBUG_SUITES:-}
 # wanted_suite SUITE: whether DEBUG_SUITES (a list of whole names) has it
 wanted_suite() { [ -z "$wanted" ] || [[ " $wanted " == *" $1 "* ]]; }
 
-# sort_rows: table rows in the order of suites
-sort_rows() {
-	local line suite rows
-	rows=$(cat)
-	for line in "${suites[@]}"; do
-		read -r suite _ <<<"$line"
-		grep -F "| $suite |" <<<"$rows" || true
-	done
-}
-
 make -s -C "$top" guest-image >/dev/null
 rc=0
 for kver in "${versions[@]}"; do
@@ -61,7 +51,12 @@ for kver in "${versions[@]}"; do
 	rows=()
 	for line in "${suites[@]}"; do
 		read -r suite timeout opts <<<"$line"
-		wanted_suite "$suite" || continue
+		if ! wanted_suite "$suite"; then
+			# a partial run keeps the row of the suite's last run
+			row=$(grep -F "| $suite |" "$out" 2>/dev/null || true)
+			[ -z "$row" ] || rows+=("$row")
+			continue
+		fi
 		name=$suite@debug-$kver
 		logs=$top/build/logs/$name
 		t0=$SECONDS
@@ -76,14 +71,6 @@ for kver in "${versions[@]}"; do
 			paste -sd ';' - || true)
 		rows+=("| $suite | $(date -u +%Y-%m-%d) | $(( (SECONDS - t0) / 60 )) min | $counts | $splats | ${measured:-} |")
 	done
-	# A partial run keeps the rows of the suites it did not run.
-	if [ -n "$wanted" ] && [ -f "$out" ]; then
-		for line in "${suites[@]}"; do
-			read -r suite _ <<<"$line"
-			wanted_suite "$suite" || rows+=("$(grep -F "| $suite |" "$out" || true)")
-		done
-		mapfile -t rows < <(printf '%s\n' "${rows[@]}" | grep . | sort_rows)
-	fi
 	mkdir -p "$(dirname "$out")"
 	{
 		echo "# Linux $kver, patched, debug kernel: results"
