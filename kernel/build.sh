@@ -2,7 +2,9 @@
 # Build the guest kernel: unpack Debian's linux-source-KVER, apply the series
 # of kernel/patches/KVER (patched) or not (stock), configure tinyconfig +
 # kernel/config/*.config (+ kernel/config/KVER/*.config, options only that
-# version has) and build bzImage.  Trees are cached outside the clone
+# version has, kernel/config/ARCH/ those of the machine) and build the boot
+# image: bzImage, or Image for arm64 (KARCH=arm64 [KPAGES=64k], cross-built,
+# see common.sh).  Trees are cached outside the clone
 # (~/.cache/secbuf/kernel/KVER/, see common.sh) by a hash of everything that
 # goes into them, so an unchanged rebuild, in any clone, is a lookup.
 #
@@ -12,6 +14,7 @@
 # usage: kernel/build.sh VARIANT [KVER]   VARIANT: patched, stock, patched-debug
 #                                         or stock-debug; KVER: 6.1 (default) or 6.12
 #        kernel/build.sh VARIANT-KVER     the names tests/guest/suites uses
+#        KARCH=arm64 [KPAGES=64k] kernel/build.sh ...   the arm64 guest kernel
 # Prints the tree's path.
 set -euo pipefail
 
@@ -37,8 +40,9 @@ out=$kout
 mkdir -p "$out"
 
 t0=$SECONDS
-stage() { echo "==> kernel($variant $kver): $*" >&2; }
-fail() { echo "kernel($variant $kver): error: $*" >&2; exit 1; }
+label="$variant $kver${KARCH:+ $karch/$kpages}"
+stage() { echo "==> kernel($label): $*" >&2; }
+fail() { echo "kernel($label): error: $*" >&2; exit 1; }
 
 [ -r "$src_tar" ] || fail "$src_tar missing: run 'make deps'"
 src_version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || echo unknown)
@@ -53,7 +57,7 @@ fi
 for p in "${patches[@]}"; do [ -r "$p" ] || fail "series names missing patch $p"; done
 
 hash=$( {
-	echo "$variant $kver $src_version $(stat -c %s "$src_tar")"
+	echo "$variant $kver $karch $kpages $src_version $(stat -c %s "$src_tar")"
 	cat "$kdir/build.sh" "$kdir/common.sh" "${config_fragments[@]}"
 	for p in "${patches[@]}"; do basename "$p"; cat "$p"; done
 } | sha256sum | cut -c1-16)
@@ -97,10 +101,10 @@ for p in "${patches[@]}"; do
 done
 
 stage "configure tinyconfig + ${config_fragments[*]#"$kdir/config/"}"
-make -C "$tree" -s tinyconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "tinyconfig failed (log: $log)"; }
+"${kmake[@]}" -C "$tree" -s tinyconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "tinyconfig failed (log: $log)"; }
 (cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${config_fragments[@]}") >>"$log" 2>&1 ||
 	{ tail -50 "$log" >&2; fail "merge_config failed (log: $log)"; }
-make -C "$tree" -s olddefconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "olddefconfig failed"; }
+"${kmake[@]}" -C "$tree" -s olddefconfig >>"$log" 2>&1 || { tail -50 "$log" >&2; fail "olddefconfig failed"; }
 
 # Kconfig silently drops options whose dependencies are unmet; refuse that.
 dropped=()
@@ -117,16 +121,17 @@ if [ ${#dropped[@]} -gt 0 ]; then
 	fail "${#dropped[@]} option(s) of kernel/config did not land in .config (unmet dependencies?)"
 fi
 
-stage "build bzImage with -j$(nproc) (log: ${log#"$top"/})"
+target=${kimage##*/}
+stage "build $target with -j$(nproc) (log: ${log#"$top"/})"
 tb=$SECONDS
-if ! make -C "$tree" -j"$(nproc)" bzImage >>"$log" 2>&1; then
+if ! "${kmake[@]}" -C "$tree" -j"$(nproc)" "$target" >>"$log" 2>&1; then
 	tail -60 "$log" >&2
 	fail "kernel build failed (full log: $log)"
 fi
-stage "bzImage built in $((SECONDS - tb)) s"
+stage "$target built in $((SECONDS - tb)) s"
 
 # Userspace test programs compile against this tree's uapi headers.
-make -C "$tree" -s headers_install INSTALL_HDR_PATH="$tree/usr" >>"$log" 2>&1 ||
+"${kmake[@]}" -C "$tree" -s headers_install INSTALL_HDR_PATH="$tree/usr" >>"$log" 2>&1 ||
 	{ tail -20 "$log" >&2; fail "headers_install failed"; }
 
 touch "$tree/.secbuf-built"

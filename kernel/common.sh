@@ -5,9 +5,14 @@
 #
 #   kver_select [KVER]   sets kver, src_pkg, src_tar, series_dir, kout
 #                        (KVER in the cache) and config_fragments (those of
-#                        kernel/config/, then kernel/config/KVER/ if any);
+#                        kernel/config/, kernel/config/KVER/ if any, then
+#                        kernel/config/ARCH/ and, on arm64, ARCH/PAGES/);
 #                        KVER defaults to 6.1
 #   series_patches       prints the patches of the series, in order
+#
+# The machine comes from the environment: KARCH=x86_64 (default) or arm64,
+# and on arm64 KPAGES=4k (default) or 64k.  kmake is make for that machine
+# (cross-compiling arm64), kimage the boot image's path inside a tree.
 
 kernel_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$kernel_dir/.." && pwd)
@@ -25,6 +30,17 @@ else
 fi
 mkdir -p "$kcache"
 
+karch=${KARCH:-x86_64} kpages=${KPAGES:-4k}
+case "$karch/$kpages" in
+x86_64/4k)
+	kmake=(make) kimage=arch/x86/boot/bzImage ;;
+arm64/4k | arm64/64k)
+	kmake=(make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) kimage=arch/arm64/boot/Image ;;
+*)
+	echo "kernel: no build for KARCH=$karch KPAGES=$kpages (have x86_64/4k, arm64/4k, arm64/64k)" >&2
+	exit 2 ;;
+esac
+
 kver_select() {
 	kver=${1:-6.1}
 	series_dir=$kernel_dir/patches/$kver
@@ -35,10 +51,14 @@ kver_select() {
 	src_pkg=linux-source-$kver
 	src_tar=/usr/src/$src_pkg.tar.xz
 	kout=$kcache/$kver
+	[ "$karch" = x86_64 ] || kout=$kcache/$karch-$kpages/$kver
+	local d
 	config_fragments=("$kernel_dir"/config/*.config)
-	if [ -d "$kernel_dir/config/$kver" ]; then
-		config_fragments+=("$kernel_dir/config/$kver"/*.config)
-	fi
+	for d in "$kver" "$karch" "$karch/$kpages"; do
+		if [ -d "$kernel_dir/config/$d" ]; then
+			config_fragments+=("$kernel_dir/config/$d"/*.config)
+		fi
+	done
 }
 
 series_patches() {
