@@ -11,6 +11,8 @@
 #     on-fault-limit.
 # Each is built twice: for x86-64, and as NAME-32 for i386 (gcc -m32),
 # which goes through the kernel's ia32 syscall table and compat paths.
+# With KARCH=arm64 they are cross-built once, for aarch64, from the arm64
+# tree, into build/arm64/guest/bin/linux-KVER/.
 # mlock-random-test has no 32-bit build: it links libcap, and Debian has
 # a 32-bit libcap only as a multiarch package (libcap-dev:i386).
 # All come from the selftests of the patched tree (tools/testing/selftests
@@ -26,8 +28,13 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 kver_select "${1:-}"
 tree=${2:-$("$top/kernel/build.sh" patched "$kver")}
-bin=${GUEST_BIN:-$top/build/guest/bin}/linux-$kver
+abis=("" -32) guest=$top/build/guest
 cc=${CC:-gcc}
+if [ "$karch" = arm64 ]; then
+	abis=("") guest=$top/build/arm64/guest
+	cc=${CC:-aarch64-linux-gnu-gcc}
+fi
+bin=${GUEST_BIN:-$guest/bin}/linux-$kver
 fail() { echo "selftests($kver): error: $*" >&2; exit 1; }
 
 [ -d "$tree/usr/include/asm" ] || fail "$tree has no installed uapi headers: run kernel/build.sh patched $kver"
@@ -58,7 +65,7 @@ objs() {	# SUFFIX: the helpers' objects for one ABI
 	local o
 	for o in "${helpers[@]}"; do echo "$obj/$o$1.o"; done
 }
-for abi in "" -32; do
+for abi in "${abis[@]}"; do
 	for o in "${helpers[@]}"; do
 		# shellcheck disable=SC2046
 		"$cc" "${base[@]}" -Wall ${abi:+-m32} -c -o "$obj/$o$abi.o" "$src/$o.c" ||
@@ -87,9 +94,13 @@ build() {	# NAME SUFFIX "CFLAGS" LIBS...
 ours="lock-on-fault lock-on-fault-abi lock-on-fault-limit lock-on-fault-probe"
 for t in $ours mlock2-tests; do
 	build "$t" "" "-Wall -Werror"
-	build "$t" -32 "-m32 -Wall -Werror -Wno-pointer-to-int-cast"
 done
 build on-fault-limit "" "-Wall"
-build on-fault-limit -32 "-m32 -Wall"
+if [ ${#abis[@]} -gt 1 ]; then
+	for t in $ours mlock2-tests; do
+		build "$t" -32 "-m32 -Wall -Werror -Wno-pointer-to-int-cast"
+	done
+	build on-fault-limit -32 "-m32 -Wall"
+fi
 build mlock-random-test "" "-Wall" -lcap
 echo "selftests($kver): built into ${bin#"$top"/}" >&2

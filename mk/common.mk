@@ -32,3 +32,20 @@ PIE_LDFLAGS := -pie
 
 # ASan and UBSan, for the check-asan targets.
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# The machine the guest programs are built for: KARCH=arm64 cross-builds
+# them (make guest, make guest-image) into build/arm64/ for the arm64
+# guest; x86-64, the host's own, builds into build/.  Host programs and
+# tests are only ever built for the host.
+KARCH ?= x86_64
+ifeq ($(KARCH),x86_64)
+BUILD := $(TOP)/build
+else ifeq ($(KARCH),arm64)
+CROSS_COMPILE ?= aarch64-linux-gnu-
+CC      := $(CROSS_COMPILE)gcc
+AR      := $(CROSS_COMPILE)ar
+OBJCOPY := $(CROSS_COMPILE)objcopy
+BUILD := $(TOP)/build/arm64
+else
+$(error KARCH=$(KARCH): x86_64 or arm64)
+endif

@@ -13,7 +13,7 @@
 #include "core/core.h"
 
 /* thread.c: per-thread state, made on first need, given back at thread exit. */
-#define SB_WALK_VEC (16 * 1024) /* pages per mincore call: 64 MiB of 4 KiB pages */
+#define SB_WALK_VEC (16 * 1024) /* pages per mincore call: 64 MiB of 4 KiB pages, 1 GiB of 64 KiB */
 struct sb_thread {
 	unsigned char walk_vec[SB_WALK_VEC];
 	int walk_ready; /* walk_vec is resident */

@@ -136,7 +136,8 @@ int main(void)
 	int method = secbuf_lock_method();
 	const char *name = secbuf_lock_method_name(method);
 	struct outcome a, b;
-	bool ok;
+	size_t page;
+	bool ok, pages_ok;
 
 	tap_subject("sparse", getenv("SECBUF_LOCK"));
 	if (!name)
@@ -151,12 +152,15 @@ int main(void)
 		       "sparse: %d/%d processes allocated 512 MiB and used 1 MiB (%d killed, %d bad exits, first errno %d)",
 		       a.allocated, NPROC, a.killed, a.bad_exit, a.first_err);
 	/*
-	 * 1 MiB from the user pointer spans 256 pages, one more with the canary
-	 * page; each process also locks the page of its libsecbuf key.
+	 * 1 MiB from the user pointer spans USED / page pages (256 of 4 KiB),
+	 * one more with the canary page; each process also locks the page of
+	 * its libsecbuf key.
 	 */
-	ok &= tap_check(a.locked_pages >= NPROC * USED / 4096 && a.locked_pages <= NPROC * (USED / 4096 + 1) &&
-			a.mlocked_kb >= (long)(NPROC * USED / 1024) &&
-			a.mlocked_kb <= (long)((a.locked_pages + NPROC) * 4),
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	pages_ok = a.locked_pages >= NPROC * USED / page &&
+		   a.locked_pages <= NPROC * (USED / page + 1);
+	ok &= tap_check(pages_ok && a.mlocked_kb >= (long)(NPROC * USED / 1024) &&
+				a.mlocked_kb <= (long)((a.locked_pages + NPROC) * (page / 1024)),
 			"sparse: locked %zu pages by secbuf_stat, Mlocked +%ld kB for %lu kB used",
 			a.locked_pages, a.mlocked_kb, NPROC * USED / 1024);
 	tap_report("sparse %s: %d/%d x 512 MiB allocated as root, 1 MiB used each; Mlocked +%ld kB; MemAvailable %ld kB while held",

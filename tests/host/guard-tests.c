@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,6 +44,11 @@ START_TEST(underflow_guard_faults)
 	ck_assert(sbt_exited_ok(sbt_poke(start, 1)));
 	ck_assert(sbt_signalled(sbt_poke(start - 1, 0), SIGSEGV));
 	ck_assert(sbt_signalled(sbt_poke(start - 1, 1), SIGSEGV));
+	/* Whole pages of this machine's size: their far ends fault too. */
+	ck_assert(sbt_signalled(sbt_poke(start - sbt_page(), 0), SIGSEGV));
+	ck_assert(sbt_signalled(sbt_poke(p + sbt_round16(5000) + sbt_page() - 1, 0), SIGSEGV));
+	printf("# REPORT: guards: a %zu KiB page each side of a buffer's data\n",
+	       sbt_page() / 1024);
 	secbuf_free(p);
 }
 END_TEST

@@ -64,8 +64,8 @@ START_TEST(lock_method_expected)
 		ck_assert_int_eq(m, kernel_default_method());
 	if (expect && *expect && !(forced && *forced))
 		ck_assert_str_eq(secbuf_lock_method_name(m), expect);
-	printf("# REPORT: libsecbuf lock method %s%s\n", secbuf_lock_method_name(m),
-	       forced && *forced ? " (forced)" : "");
+	printf("# REPORT: libsecbuf lock method %s%s, %zu KiB pages\n", secbuf_lock_method_name(m),
+	       forced && *forced ? " (forced)" : "", sbt_page() / 1024);
 }
 END_TEST
 
@@ -125,10 +125,14 @@ START_TEST(no_lock_strict_fails)
 }
 END_TEST
 
-/* Child as nobody under a 64 KiB RLIMIT_MEMLOCK; exit code = failed step. */
+/*
+ * Child as nobody under a 16-page RLIMIT_MEMLOCK (64 KiB of 4 KiB pages,
+ * 1 MiB of 64 KiB ones: still less than a MiB buffer and its canary page);
+ * exit code = failed step.
+ */
 static void limited_child(void *arg)
 {
-	struct rlimit rl = { 64 * 1024, 64 * 1024 };
+	struct rlimit rl = { 16 * sbt_page(), 16 * sbt_page() };
 	struct secbuf_stat st;
 	/* mlock locks only eager buffers. */
 	unsigned flags = sbt_method() == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE : 0;

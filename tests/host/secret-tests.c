@@ -285,9 +285,15 @@ static int secret_memory_charged(void)
 	return strstr(flags, " lo ") != NULL;
 }
 
+/* 64 KiB, or 3 pages where that is more (a buffer's page, the key's, one spare). */
+static size_t small_memlock(void)
+{
+	return 3 * sbt_page() > 64 * 1024 ? 3 * sbt_page() : 64 * 1024;
+}
+
 static void nobody_small_memlock(void)
 {
-	struct rlimit small = { 64 * 1024, 64 * 1024 };
+	struct rlimit small = { small_memlock(), small_memlock() };
 
 	if (setrlimit(RLIMIT_MEMLOCK, &small) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
 		_exit(124);
@@ -295,9 +301,9 @@ static void nobody_small_memlock(void)
 
 /*
  * Runs as "secbuf-tests --secret-memlock" as nobody with RLIMIT_MEMLOCK
- * 64 KiB: secret memory is charged to it whole at mmap time, so a larger
- * buffer or a packed slab (256 KiB) is EAGAIN with nothing mapped, and a
- * small buffer fits.
+ * small_memlock(): secret memory is charged to it whole at mmap time, so
+ * a larger buffer or a packed slab (256 KiB) is EAGAIN with nothing
+ * mapped, and a small buffer fits.
  */
 int secret_memlock_main(void)
 {

@@ -370,7 +370,16 @@ END_TEST
 
 /* ---- a call using a mapping while another thread frees the buffer ---- */
 
+/* The trapped call's arguments and its result, in this machine's registers. */
 #if defined(__x86_64__)
+#define TRAP_ARG(uc, i) ((uc)->uc_mcontext.gregs[(const int[]){ REG_RDI, REG_RSI, REG_RDX }[i]])
+#define TRAP_RET(uc)	((uc)->uc_mcontext.gregs[REG_RAX])
+#elif defined(__aarch64__)
+#define TRAP_ARG(uc, i) ((uc)->uc_mcontext.regs[i])
+#define TRAP_RET(uc)	((uc)->uc_mcontext.regs[0])
+#endif
+
+#if defined(TRAP_RET)
 #include <time.h>
 #include <ucontext.h>
 
@@ -387,8 +396,8 @@ static struct {
  */
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
-	greg_t *r = ((ucontext_t *)ucv)->uc_mcontext.gregs;
-	unsigned long addr = r[REG_RDI], len = r[REG_RSI], arg = r[REG_RDX], off;
+	ucontext_t *uc = ucv;
+	unsigned long addr = TRAP_ARG(uc, 0), len = TRAP_ARG(uc, 1), arg = TRAP_ARG(uc, 2), off;
 	struct timespec ms = { 0, 1000000 };
 	size_t page = sbt_page();
 	long ret = 0;
@@ -401,7 +410,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 	for (off = 0; off < len && ret == 0; off += page)
 		ret = syscall(si->si_syscall, addr + off, page,
 			      si->si_syscall == SYS_mincore ? arg + off / page : arg);
-	r[REG_RAX] = ret < 0 ? -errno : 0;
+	TRAP_RET(uc) = ret < 0 ? -errno : 0;
 }
 
 static void *free_and_reuse(void *arg)
@@ -480,7 +489,7 @@ END_TEST
 #else
 START_TEST(protect_stat_pin_buffer_against_free)
 {
-	sbt_skip("the syscall trap reads x86-64 registers");
+	sbt_skip("the syscall trap reads only x86-64's and arm64's registers");
 }
 END_TEST
 #endif
