@@ -7,11 +7,13 @@
 #include <sys/mman.h>
 #include "init.h"
 
-#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET)
+#define ALL_FLAGS \
+	(SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET | SECBUF_INHERIT)
 
 static void *alloc(size_t size, unsigned flags)
 {
-	if (size == 0 || (flags & ~ALL_FLAGS)) {
+	if (size == 0 || (flags & ~ALL_FLAGS) ||
+	    (flags & (SECBUF_SECRET | SECBUF_INHERIT)) == (SECBUF_SECRET | SECBUF_INHERIT)) {
 		errno = EINVAL;
 		return NULL;
 	}

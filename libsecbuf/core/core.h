@@ -69,6 +69,13 @@ SB_HIDDEN int sb_key_ready(void);
 /* Lock the key's page if it is not yet: 0, or -1 with errno. */
 SB_HIDDEN int sb_key_lock(void);
 SB_HIDDEN uint64_t sb_key_epoch(void);
+/*
+ * From now on forked children keep the key (SECBUF_INHERIT buffers are
+ * checked with it there): 0, or -1 with errno.  sb_key_kept(): whether
+ * they do; in a forked child, whether the parent's buffers are its own.
+ */
+SB_HIDDEN int sb_key_inherit(void);
+SB_HIDDEN int sb_key_kept(void);
 SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
 /*
  * Three words to 64 bits under keys of this process, drawn with the key:
@@ -97,7 +104,7 @@ SB_HIDDEN void sb_key_fork_child(void);
  * metamem.c: fixed-size blocks for the library's bookkeeping, outside the
  * malloc heap and core dumps; recycled per kind, never unmapped.
  */
-#define SB_META_BLOCK (40 * 1024)
+#define SB_META_BLOCK (48 * 1024)
 enum sb_meta_kind {
 	SB_META_THREAD, /* process/thread.c */
 	SB_META_BINS,	/* packed/packed.c: a thread's free slots */

@@ -21,6 +21,7 @@ struct sb_region {
 	size_t data_len;
 	int method;  /* SECBUF_LOCK_* actually in effect */
 	int dropped; /* MADV_DONTFORK: a child does not get the data at all */
+	int inherit; /* SECBUF_INHERIT: a forked child keeps the data */
 };
 /*
  * The lock method a buffer with these flags gets, or -1 with errno
@@ -45,6 +46,14 @@ SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
  * taken for the parent's buffer or slab.  Async-signal-safe.
  */
 SB_HIDDEN void sb_region_hold_dropped(const struct sb_region *r);
+/*
+ * In a forked child (an atfork hook): an inherited region is locked again
+ * under its method, one call, on fault where the method locks on fault.
+ * Async-signal-safe; a refused lock leaves it unlocked, counted in
+ * sb_region_relock_failures.
+ */
+SB_HIDDEN void sb_region_relock(const struct sb_region *r);
+SB_HIDDEN extern unsigned long sb_region_relock_failures;
 SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 
 /* A buffer's metadata, kept in the registry. */
@@ -78,6 +87,11 @@ SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const cha
  * caller can hand a pointer that is not ours to its real owner.
  */
 SB_HIDDEN int sb_registry_holds(const void *p);
+/*
+ * Whether user is the start of a live buffer of this process: 1 or 0, in
+ * constant time (one probe sequence).  Never aborts.
+ */
+SB_HIDDEN int sb_registry_is_live(const void *user);
 /* Purge hooks (process/purge.c): async-signal-safe, lock-free. */
 SB_HIDDEN void sb_registry_purge(void);
 SB_HIDDEN int sb_registry_name_fault(const void *addr, struct sb_fault *f);

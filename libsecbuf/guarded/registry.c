@@ -353,6 +353,18 @@ int sb_registry_holds(const void *p)
 	return held;
 }
 
+int sb_registry_is_live(const void *user)
+{
+	const struct slot *s;
+	int live;
+
+	lock();
+	s = find(cur, user);
+	live = s && s->state == SLOT_LIVE;
+	unlock();
+	return live;
+}
+
 /* The part of a resident page inside the buffer [arg[0], arg[1]). */
 static void wipe_user_part(void *page, size_t len, void *arg)
 {
@@ -418,15 +430,31 @@ void sb_registry_fork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-/* Pins and waiters belonged to threads the child does not have. */
+/*
+ * Pins and waiters belonged to threads the child does not have.  A child
+ * that kept the key (the parent made SECBUF_INHERIT buffers) keeps the
+ * table: its inherited buffers are its own, locked again; the others read
+ * as zeros there, and a free of one fails its canary check.  Otherwise
+ * the table is set aside.
+ */
 void sb_registry_fork_child(void)
 {
+	int kept = sb_key_kept();
 	size_t i;
 
-	for (i = 0; cur && i < cur->cap; i++)
-		if (cur->slot[i].state != SLOT_EMPTY)
+	for (i = 0; cur && i < cur->cap; i++) {
+		if (cur->slot[i].state == SLOT_EMPTY)
+			continue;
+		if (kept && cur->slot[i].pins) {
+			cur->slot[i].pins = 0; /* the pinning threads are not in the child */
+			seal(&cur->slot[i]);
+		}
+		if (kept && cur->slot[i].m.region.inherit)
+			sb_region_relock(&cur->slot[i].m.region);
+		else
 			sb_region_hold_dropped(&cur->slot[i].m.region);
-	if (cur)
+	}
+	if (cur && !kept)
 		set_aside();
 	pthread_cond_init(&unpinned, NULL);
 	pthread_mutex_unlock(&reg_lock);
