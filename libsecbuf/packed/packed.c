@@ -391,12 +391,12 @@ void sb_packed_purge(void)
 {
 	size_t top, k;
 
-	for (top = 0; top < SB_SLABMAP_TOP; top++) {
-		struct sb_slab **leaf = __atomic_load_n(&sb_slabmap[top], __ATOMIC_ACQUIRE);
+	for (top = 0; top < SB_BLOCKMAP_TOP; top++) {
+		void **leaf = __atomic_load_n(&sb_slabmap.leaf[top], __ATOMIC_ACQUIRE);
 
-		for (k = 0; leaf && k < SB_SLABMAP_LEAF; k++) {
+		for (k = 0; leaf && k < SB_BLOCKMAP_LEAF; k++) {
 			struct sb_slab *s = __atomic_load_n(&leaf[k], __ATOMIC_ACQUIRE);
-			uintptr_t block = (top << SB_SLABMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
+			uintptr_t block = (top << SB_BLOCKMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
 			int locked;
 
 			if (!s)
@@ -441,9 +441,9 @@ void sb_packed_fork_child(void)
 
 	if (bins_self)
 		forget(bins_self);
-	for (top = 0; top < SB_SLABMAP_TOP; top++)
-		for (i = 0; sb_slabmap[top] && i < SB_SLABMAP_LEAF; i++) {
-			s = sb_slabmap[top][i];
+	for (top = 0; top < SB_BLOCKMAP_TOP; top++)
+		for (i = 0; sb_slabmap.leaf[top] && i < SB_BLOCKMAP_LEAF; i++) {
+			s = sb_slabmap.leaf[top][i];
 			if (!s || !s->block)
 				continue;
 			if (kept && sb_kind_inherited(s->kind)) {
