@@ -21,7 +21,7 @@ static void *alloc(size_t size, unsigned flags)
 		return NULL;
 	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
 		return sb_packed_alloc(size, flags);
-	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, NULL);
+	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, 0, NULL);
 }
 
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)

@@ -88,10 +88,11 @@ SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const cha
  */
 SB_HIDDEN int sb_registry_holds(const void *p);
 /*
- * Whether user is the start of a live buffer of this process: 1 or 0, in
- * constant time (one probe sequence).  Never aborts.
+ * Whether user is the start of a live buffer of this process: 1 (its
+ * metadata in *out, unless out is NULL) or 0, in constant time (one probe
+ * sequence).  Never aborts.
  */
-SB_HIDDEN int sb_registry_is_live(const void *user);
+SB_HIDDEN int sb_registry_live(const void *user, struct sb_meta *out);
 /* Purge hooks (process/purge.c): async-signal-safe, lock-free. */
 SB_HIDDEN void sb_registry_purge(void);
 SB_HIDDEN int sb_registry_name_fault(const void *addr, struct sb_fault *f);
@@ -106,12 +107,14 @@ SB_HIDDEN void sb_registry_fork_child(void);
  *
  * sb_alloc_guarded(): size bytes (0 allowed) whose end lies flush against
  * the trailing guard, rounded down to align (a power of two, at most
- * SB_CANARY_SIZE; 1 for exactly flush).  Flags as for
+ * SB_CANARY_SIZE; 1 for exactly flush), the leading guard at a multiple
+ * of region_align (a power of two; 0 for a page).  Flags as for
  * secbuf_alloc_flags() but SECBUF_PACKED; *method, unless NULL, gets the
  * lock method in effect.  Errors as secbuf_alloc_flags().  Drop-ins that
  * must reproduce another allocator's layout call it directly.
  */
-SB_HIDDEN void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method);
+SB_HIDDEN void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_align,
+				 int *method);
 SB_HIDDEN void sb_guarded_free(void *ptr, const char *fn);
 SB_HIDDEN int sb_guarded_protect(void *ptr, int prot, const char *fn);
 SB_HIDDEN size_t sb_guarded_size(const void *ptr, const char *fn);

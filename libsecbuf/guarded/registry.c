@@ -353,7 +353,7 @@ int sb_registry_holds(const void *p)
 	return held;
 }
 
-int sb_registry_is_live(const void *user)
+int sb_registry_live(const void *user, struct sb_meta *out)
 {
 	const struct slot *s;
 	int live;
@@ -361,6 +361,8 @@ int sb_registry_is_live(const void *user)
 	lock();
 	s = find(cur, user);
 	live = s && s->state == SLOT_LIVE;
+	if (live && out)
+		*out = s->m;
 	unlock();
 	return live;
 }

@@ -29,6 +29,57 @@ static const struct sb_dropin self = { "libsecbuf-openssl", "CRYPTO_secure_mallo
 static size_t used;
 static int initialized = 1;
 
+/*
+ * Large buffers start at blocks of their own (SB_BLOCK_SHIFT), so that
+ * the block of any address inside one names it: CRYPTO_secure_allocated()
+ * answers for interior pointers in constant time, as packed secrets'
+ * slabs do.  Address space only: the rest of a block stays unmapped.
+ */
+static struct sb_blockmap spans;
+
+/* Each block the buffer's mapping (guards included) touches names user, or NULL. */
+static int set_span(const struct sb_meta *m, void *user)
+{
+	uintptr_t b, end = (uintptr_t)m->region.base + m->region.map_len;
+
+	for (b = (uintptr_t)m->region.base; b < end; b += (uintptr_t)1 << SB_BLOCK_SHIFT) {
+		if (!user)
+			sb_blockmap_clear(&spans, b);
+		else if (sb_blockmap_set(&spans, b, user) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void *alloc_large(size_t size, unsigned flags, int *method)
+{
+	void *p = sb_alloc_guarded(size, flags, SB_CANARY_SIZE, (size_t)1 << SB_BLOCK_SHIFT, method);
+	struct sb_meta m;
+	int err;
+
+	if (!p)
+		return NULL;
+	if (sb_registry_live(p, &m) && set_span(&m, p) == 0)
+		return p;
+	err = errno;
+	set_span(&m, NULL);
+	secbuf_free(p);
+	errno = err;
+	return NULL;
+}
+
+/* The large buffer p is inside, or NULL: p in [start, start + size). */
+static void *large_holding(const void *p)
+{
+	unsigned char *user = sb_blockmap_get(&spans, p);
+	struct sb_meta m;
+
+	if (!user || !sb_registry_live(user, &m))
+		return NULL;
+	return (const unsigned char *)p >= user && (const unsigned char *)p < user + m.size ? user :
+											      NULL;
+}
+
 #define API __attribute__((visibility("default")))
 
 /* The size an allocation counts for: packed secrets take their class. */
@@ -54,7 +105,7 @@ static void *secure_alloc(size_t num, const char *fn)
 				if (p)
 					method = sb_packed_method(sb_slab_of(p));
 			} else {
-				p = sb_alloc_guarded(size, flags, SB_CANARY_SIZE, &method);
+				p = alloc_large(size, flags, &method);
 			}
 		}
 	}
@@ -92,16 +143,7 @@ static int live(const void *p)
 {
 	struct sb_slab *s = sb_slab_of(p);
 
-	return s ? sb_packed_is_live(s, p) : sb_registry_is_live(p);
-}
-
-/*
- * Ours, whether live or not: in a slab, or in a guarded buffer's mapping.
- * A pointer here that is not live is misuse, which secbuf_free() names.
- */
-static int ours(const void *p)
-{
-	return sb_slab_of(p) || sb_registry_is_live(p) || sb_registry_holds(p);
+	return s ? sb_packed_is_live(s, p) : !!large_holding(p);
 }
 
 /*
@@ -132,18 +174,32 @@ static void *real(const char *name, void *ptr)
 	return fn;
 }
 
-/* 1 if ptr was ours and is freed (wiped), 0 if it is someone else's. */
+/*
+ * 1 if ptr was ours and is freed (wiped), 0 if it is someone else's.  In
+ * a slab or a large buffer's blocks, it is ours: one that is not a live
+ * allocation's start is misuse, which secbuf_size() names and aborts on.
+ */
 static int secure_free(void *ptr, const char *fn)
 {
+	struct sb_meta m;
 	size_t size;
-	int mine;
 
 	sb_enter(fn);
-	mine = ours(ptr);
-	sb_leave();
-	if (!mine)
+	if (sb_slab_of(ptr)) {
+		sb_leave();
+		size = secbuf_size(ptr);
+	} else if (sb_blockmap_get(&spans, ptr)) {
+		if (!sb_registry_live(ptr, &m) || set_span(&m, NULL) < 0) {
+			sb_leave();
+			secbuf_size(ptr);
+			sb_misuse("%s(%p): not a live buffer", fn, ptr); /* not reached */
+		}
+		sb_leave();
+		size = m.size;
+	} else {
+		sb_leave();
 		return 0;
-	size = secbuf_size(ptr); /* aborts, naming the misuse, unless live */
+	}
 	secbuf_free(ptr);
 	__atomic_sub_fetch(&used, actual(size), __ATOMIC_RELAXED);
 	return 1;

@@ -28,7 +28,7 @@ void *sodium_malloc(size_t size)
 	sb_enter(__func__);
 	flags = sb_dropin_flags(&self);
 	if (flags >= 0 && sb_ready(flags) == 0)
-		p = sb_alloc_guarded(size, flags, 1, &method);
+		p = sb_alloc_guarded(size, flags, 1, 0, &method);
 	if (p) {
 		sb_dropin_warn_method(&self, flags, method);
 		errno = saved;
