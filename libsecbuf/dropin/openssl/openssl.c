@@ -59,11 +59,13 @@ static void *alloc_large(size_t size, unsigned flags, int *method)
 
 	if (!p)
 		return NULL;
-	if (sb_registry_live(p, &m) && set_span(&m, p) == 0)
+	if (!sb_registry_live(p, &m))
+		sb_misuse("CRYPTO_secure_malloc: internal error: buffer %p not registered", p);
+	if (set_span(&m, p) == 0)
 		return p;
 	err = errno;
 	set_span(&m, NULL);
-	secbuf_free(p);
+	sb_guarded_free(p, "CRYPTO_secure_malloc");
 	errno = err;
 	return NULL;
 }
@@ -177,31 +179,32 @@ static void *real(const char *name, void *ptr)
 /*
  * 1 if ptr was ours and is freed (wiped), 0 if it is someone else's.  In
  * a slab or a large buffer's blocks, it is ours: one that is not a live
- * allocation's start is misuse, which secbuf_size() names and aborts on.
+ * allocation's start is misuse, which the size lookups name and abort on.
  */
 static int secure_free(void *ptr, const char *fn)
 {
+	struct sb_slab *s = sb_slab_of(ptr);
+	int saved = errno;
 	struct sb_meta m;
 	size_t size;
 
 	sb_enter(fn);
-	if (sb_slab_of(ptr)) {
-		sb_leave();
-		size = secbuf_size(ptr);
+	if (s) {
+		size = sb_packed_size(s, ptr, fn);
+		sb_packed_free(s, ptr, fn);
 	} else if (sb_blockmap_get(&spans, ptr)) {
-		if (!sb_registry_live(ptr, &m) || set_span(&m, NULL) < 0) {
-			sb_leave();
-			secbuf_size(ptr);
-			sb_misuse("%s(%p): not a live buffer", fn, ptr); /* not reached */
-		}
-		sb_leave();
+		if (!sb_registry_live(ptr, &m))
+			sb_guarded_size(ptr, fn); /* aborts, saying what ptr is */
+		set_span(&m, NULL);
+		sb_guarded_free(ptr, fn);
 		size = m.size;
 	} else {
 		sb_leave();
 		return 0;
 	}
-	secbuf_free(ptr);
 	__atomic_sub_fetch(&used, actual(size), __ATOMIC_RELAXED);
+	errno = saved;
+	sb_leave();
 	return 1;
 }
 
@@ -237,10 +240,18 @@ API int CRYPTO_secure_allocated(const void *ptr)
 	return ret;
 }
 
+/* Aborts, naming the misuse, for a pointer that is not a live allocation (as OpenSSL's). */
 API size_t CRYPTO_secure_actual_size(void *ptr)
 {
-	/* Aborts, naming the misuse, for a pointer that is not a live allocation. */
-	return ptr ? actual(secbuf_size(ptr)) : 0;
+	struct sb_slab *s = sb_slab_of(ptr);
+	size_t size;
+
+	if (!ptr)
+		return 0;
+	sb_enter(__func__);
+	size = s ? sb_packed_size(s, ptr, __func__) : sb_guarded_size(ptr, __func__);
+	sb_leave();
+	return actual(size);
 }
 
 API size_t CRYPTO_secure_used(void)
