@@ -60,6 +60,9 @@ static const char *selection_words(unsigned by)
 		return "name " SECBUF_VMA_NAME " and VmFlags dd+wf";
 	case AUDIT_BY_RANGE:
 		return "address range";
+	case AUDIT_BY_DROPIN:
+	case AUDIT_BY_DROPIN | AUDIT_BY_VMFLAGS:
+		return "VmFlags dd+nh in a process with a drop-in (libsecbuf-*.so) loaded";
 	}
 	return by & AUDIT_BY_LOCKED ? "name, VmFlags dd+wf and VmFlags lo (--all)" : "?";
 }

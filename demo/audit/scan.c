@@ -15,7 +15,7 @@
  * Why v is selected (enum audit_by), or 0.  Decided on smaps alone, before
  * anything is copied: a host scan passes every mapping of every process.
  */
-static unsigned selected(const struct smaps_vma *v, const struct audit_select *sel)
+static unsigned selected(const struct smaps_vma *v, const struct audit_select *sel, int dropin)
 {
 	bool lo = vmflag_has(v, "lo"), dd = vmflag_has(v, "dd");
 
@@ -26,6 +26,14 @@ static unsigned selected(const struct smaps_vma *v, const struct audit_select *s
 		return AUDIT_BY_NAME;
 	if (dd && vmflag_has(v, "wf"))
 		return AUDIT_BY_VMFLAGS;
+	/*
+	 * libsecbuf's data is DONTDUMP and NOHUGEPAGE (its bookkeeping only
+	 * DONTDUMP); the OpenSSL drop-in's is inherited across fork (no wf),
+	 * so where names are missing only the loaded drop-in tells it from
+	 * anyone else's.
+	 */
+	if (dropin && dd && vmflag_has(v, "nh") && !v->name[0])
+		return AUDIT_BY_DROPIN;
 	/*
 	 * libsecbuf's secret tier (SECBUF_SECRET) as well as anyone else's;
 	 * not by "lo", which some kernels do not show for it (audit_held()).
@@ -54,8 +62,8 @@ const char *audit_bits_name(const char *const *names, size_t n, unsigned bits, c
 
 const char *audit_by_name(unsigned by, char *buf, size_t size)
 {
-	static const char *const names[] = { "name",  "vmflags",   "locked",
-					     "range", "secretmem", "dontdump" };
+	static const char *const names[] = { "name",	  "vmflags",  "locked", "range",
+					     "secretmem", "dontdump", "dropin" };
 
 	return audit_bits_name(names, sizeof(names) / sizeof(names[0]), by, buf, size);
 }
@@ -145,14 +153,28 @@ struct scan {
 	struct audit_map *maps;
 	size_t n, cap;
 	int stopped;
+	int dropin; /* the process maps libsecbuf-sodium.so or libsecbuf-openssl.so */
 };
+
+/* Whether v is a drop-in's library: a file named libsecbuf-NAME.so. */
+static int find_dropin(const struct smaps_vma *v, void *arg)
+{
+	const char *base = strrchr(v->name, '/');
+	size_t len;
+
+	(void)arg;
+	if (!base || strncmp(++base, "libsecbuf-", 10))
+		return 0;
+	len = strlen(base);
+	return len > 13 && !strcmp(base + len - 3, ".so");
+}
 
 /* One smaps entry: select it, clip it to the range, count its pages. */
 static int scan_vma(const struct smaps_vma *v, void *arg)
 {
 	struct scan *sc = arg;
 	struct audit_map cur;
-	unsigned by = selected(v, sc->sel);
+	unsigned by = selected(v, sc->sel, sc->dropin);
 	size_t len;
 
 	if (!by)
@@ -189,13 +211,15 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
 	       int *kpageflags)
 {
-	struct scan sc = { pid, sel, NULL, 0, 0, 0 };
+	struct scan sc = { pid, sel, NULL, 0, 0, 0, 0 };
 	int err;
 
 	*maps = NULL;
 	*n = 0;
 	*kpageflags = kpageflags_readable();
-	if (smaps_each(pid, scan_vma, &sc) != 0) {
+	/* A first pass: the drop-in may be mapped above the memory it made. */
+	sc.dropin = smaps_each(pid, find_dropin, NULL);
+	if (sc.dropin < 0 || smaps_each(pid, scan_vma, &sc) != 0) {
 		err = errno;
 		free(sc.maps);
 		errno = err;

@@ -42,6 +42,7 @@ enum audit_by {
 	AUDIT_BY_RANGE = 8,	 /* overlaps --range */
 	AUDIT_BY_SECRETMEM = 16, /* memfd_secret memory, always */
 	AUDIT_BY_DONTDUMP = 32,	 /* other anonymous memory, locked and DONTDUMP, with likely */
+	AUDIT_BY_DROPIN = 64,	 /* VmFlags dd and nh where a drop-in (libsecbuf-*.so) is loaded */
 };
 
 /*

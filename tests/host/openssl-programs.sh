@@ -4,15 +4,18 @@
 # s_server and s_client; the server's private key values, found in its
 # memory as root through /proc/PID/mem (memscan, with a masked needle),
 # sit only in locked (where the method locks), non-dumpable mappings;
+# secbuf-audit selects and passes the drop-in's mappings;
 # python3-cryptography's Ed25519 and RSA keys count in CRYPTO_secure_used().
 # Also secbuf-run's own options.  TAP; run by make -C tests/host check-programs.
 #
-# usage: openssl-programs.sh BUILD   (BUILD: where bin/secbuf-run and tests/memscan are)
+# usage: openssl-programs.sh BUILD AUDIT   (BUILD: where bin/secbuf-run and
+#        tests/memscan are; AUDIT: secbuf-audit)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/tap.sh
 . "$here/../lib/tap.sh"
-build=${1:?usage: openssl-programs.sh BUILD}
+build=${1:?usage: openssl-programs.sh BUILD AUDIT}
+audit=${2:?usage: openssl-programs.sh BUILD AUDIT}
 run=$build/bin/secbuf-run
 memscan=$build/tests/memscan
 py=/usr/bin/python3
@@ -103,6 +106,11 @@ else
 			"$(grep '^0x' "$dir/scan.$name.le" | cut -d' ' -f2- | sort | uniq -c | tr '\n' ';')"
 	done
 fi
+"$audit" "$server" >"$dir/audit.txt" 2>&1
+rc=$?
+sed 's/^/# /' "$dir/audit.txt"
+ok "secbuf-audit PID: the drop-in's mappings selected (by name or as a drop-in's), all locked: exit 0" \
+	sh -c '[ "$1" = 0 ] && grep -Eq " (name|dropin) +ok\$" "$2" && grep -q ": CLEAN\$" "$2"' _ "$rc" "$dir/audit.txt"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 server=
