@@ -31,8 +31,7 @@ static int map(struct sb_region *r, size_t data_len, size_t align, unsigned flag
 	return sb_region_map(r, data_len, align, method, flags);
 }
 
-void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_align,
-		       int *method)
+void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_align, int *method)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };

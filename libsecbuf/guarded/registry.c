@@ -27,7 +27,7 @@
 enum slot_state {
 	SLOT_EMPTY,
 	SLOT_LIVE,
-	SLOT_DYING, /* being freed: waits for its pins */
+	SLOT_DYING,  /* being freed: waits for its pins */
 	SLOT_PARENT, /* in a child that kept the table: a parent's, not inherited */
 };
 
@@ -244,7 +244,8 @@ not_live(const void *user, const struct slot *s, const char *fn)
 {
 	const struct slot *h = s ? NULL : holder(cur, user);
 	const struct slot *old = s ? (s->state == SLOT_PARENT ? s : NULL) :
-				     h ? NULL : inherited_holder(user);
+				 h ? NULL :
+				     inherited_holder(user);
 	const void *start = h ? h->m.user : old ? old->m.user : NULL;
 
 	unlock();

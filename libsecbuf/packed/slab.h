@@ -16,8 +16,14 @@
  */
 #define SB_CLASS_STEP 16
 #define SB_CLASSES    (SECBUF_PACKED_MAX / SB_CLASS_STEP)
-enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_SECRET, SB_INHERIT_LOCKED, SB_INHERIT_UNLOCKED,
-		    SB_KINDS };
+enum sb_pool_kind {
+	SB_LOCKED,
+	SB_UNLOCKED,
+	SB_SECRET,
+	SB_INHERIT_LOCKED,
+	SB_INHERIT_UNLOCKED,
+	SB_KINDS
+};
 /* The kinds a forked child keeps when it keeps the key. */
 static inline int sb_kind_inherited(enum sb_pool_kind kind)
 {

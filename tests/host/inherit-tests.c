@@ -90,8 +90,9 @@ START_TEST(inherited_buffer_kept_and_locked_in_child)
 
 		st = sbt_child(inherit_one, &n, msg, sizeof(msg));
 		if (!sbt_exited_ok(st))
-			sbt_note(fails, sizeof(fails), "%zu bytes: status %#x (exit %d = failed step): %s",
-				 n, st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+			sbt_note(fails, sizeof(fails),
+				 "%zu bytes: status %#x (exit %d = failed step): %s", n, st,
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
 	}
 	ck_assert_msg(!fails[0], "%s", fails);
 }

@@ -234,7 +234,8 @@ static void expect_refusal_handled(const struct sbt_self *warn, const struct sbt
 START_TEST(refused_lock_as_nobody)
 {
 	const struct sbt_self warn = { .mode = "--refused", .before_exec = nobody_64k };
-	const struct sbt_self strict = { .mode = "--strict", .before_exec = nobody_64k,
+	const struct sbt_self strict = { .mode = "--strict",
+					 .before_exec = nobody_64k,
 					 .env = "SECBUF_STRICT=1" };
 
 	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
@@ -247,10 +248,14 @@ END_TEST
 
 START_TEST(mlock2_refused_by_seccomp)
 {
-	const struct sbt_self warn = { .mode = "--refused", .deny = no_mlock2, .ndeny = 2,
-				       .before_exec = no_forced_method };
-	const struct sbt_self strict = { .mode = "--strict", .deny = no_mlock2, .ndeny = 2,
-					 .env = "SECBUF_STRICT=1", .before_exec = no_forced_method };
+	const struct sbt_self warn = {
+		.mode = "--refused", .deny = no_mlock2, .ndeny = 2, .before_exec = no_forced_method
+	};
+	const struct sbt_self strict = { .mode = "--strict",
+					 .deny = no_mlock2,
+					 .ndeny = 2,
+					 .env = "SECBUF_STRICT=1",
+					 .before_exec = no_forced_method };
 
 	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
 		sbt_skip("one run is enough: the refusal comes from a seccomp filter");

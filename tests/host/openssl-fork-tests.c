@@ -133,8 +133,8 @@ static void *churn(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		size_t n = 1 + rand_r(&seed) % 3000;
 		unsigned char *p = OPENSSL_secure_malloc(n);
-		EVP_PKEY *k = rand_r(&seed) % 64 ? NULL :
-						    EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		EVP_PKEY *k =
+			rand_r(&seed) % 64 ? NULL : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 
 		if (!p)
 			return (void *)1;

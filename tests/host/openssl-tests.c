@@ -25,7 +25,8 @@ int ossl_dontdump(const void *p)
 	char vmflags[160];
 	long rss, locked;
 
-	return sbt_smaps(p, &rss, &locked, vmflags, sizeof(vmflags)) == 0 && strstr(vmflags, " dd ");
+	return sbt_smaps(p, &rss, &locked, vmflags, sizeof(vmflags)) == 0 &&
+	       strstr(vmflags, " dd ");
 }
 
 int ossl_mapped(const void *p)
@@ -106,8 +107,14 @@ START_TEST(init_with_silly_sizes)
 		size_t size, minsize;
 		int ok;
 	} cases[] = {
-		{ 0, 0, 0 },	     { 3, 1, 0 },	  { 4096, 8192, 0 },   { 4096, 24, 0 },
-		{ SIZE_MAX, 16, 0 }, { 16, 16, 1 },	  { 4096, 0, 1 },      { 4096, 32, 1 },
+		{ 0, 0, 0 },
+		{ 3, 1, 0 },
+		{ 4096, 8192, 0 },
+		{ 4096, 24, 0 },
+		{ SIZE_MAX, 16, 0 },
+		{ 16, 16, 1 },
+		{ 4096, 0, 1 },
+		{ 4096, 32, 1 },
 		{ (size_t)1 << 62, 16, 1 }, /* ignored: nothing is mapped for it */
 	};
 	char fails[1024] = "";
@@ -119,8 +126,8 @@ START_TEST(init_with_silly_sizes)
 		errno = 0;
 		ret = CRYPTO_secure_malloc_init(cases[i].size, cases[i].minsize);
 		if (ret != cases[i].ok || (!ret && errno != EINVAL))
-			sbt_note(fails, sizeof(fails), "init(%zu, %zu) = %d, errno %d", cases[i].size,
-				 cases[i].minsize, ret, errno);
+			sbt_note(fails, sizeof(fails), "init(%zu, %zu) = %d, errno %d",
+				 cases[i].size, cases[i].minsize, ret, errno);
 	}
 	ck_assert_msg(!*fails, "%s", fails);
 	/* A refused init changes nothing: memory is still there. */
@@ -152,8 +159,12 @@ END_TEST
 /* Truthful for any pointer, in constant time: interior ones included, as OpenSSL's. */
 START_TEST(allocated_for_any_pointer)
 {
-	static const uintptr_t garbage[] = { 1, 4096, 0x123456789abcULL, (uintptr_t)1 << 47,
-					     ((uintptr_t)1 << 47) - 16, ~(uintptr_t)0,
+	static const uintptr_t garbage[] = { 1,
+					     4096,
+					     0x123456789abcULL,
+					     (uintptr_t)1 << 47,
+					     ((uintptr_t)1 << 47) - 16,
+					     ~(uintptr_t)0,
 					     ~(uintptr_t)0 - 4095 };
 	unsigned char *small = OPENSSL_secure_malloc(100), *large = OPENSSL_secure_malloc(300000);
 	unsigned char *plain = OPENSSL_malloc(100);
@@ -235,16 +246,18 @@ START_TEST(keys_are_secure_allocations)
 
 	for (i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
 		size_t before = CRYPTO_secure_used(), during;
-		EVP_PKEY *k = !strcmp(algs[i], "RSA") ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048) :
-			      !strcmp(algs[i], "EC")  ? EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256") :
-							EVP_PKEY_Q_keygen(NULL, NULL, algs[i]);
+		EVP_PKEY *k = !strcmp(algs[i], "RSA") ?
+				      EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048) :
+			      !strcmp(algs[i], "EC") ?
+				      EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256") :
+				      EVP_PKEY_Q_keygen(NULL, NULL, algs[i]);
 
 		ck_assert_msg(k, "%s key generation failed", algs[i]);
 		during = CRYPTO_secure_used();
 		EVP_PKEY_free(k);
 		if (during <= before || CRYPTO_secure_used() >= during)
-			sbt_note(fails, sizeof(fails), "%s: used %zu -> %zu -> %zu", algs[i], before,
-				 during, CRYPTO_secure_used());
+			sbt_note(fails, sizeof(fails), "%s: used %zu -> %zu -> %zu", algs[i],
+				 before, during, CRYPTO_secure_used());
 	}
 	ck_assert_msg(!*fails, "%s", fails);
 }

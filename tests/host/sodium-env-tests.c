@@ -172,8 +172,9 @@ static int count(const char *s, const char *needle)
 
 START_TEST(refused_lock_warns_once)
 {
-	const struct sbt_self se = { .mode = "--refused", .deny = no_lock, .ndeny = 2,
-				     .before_exec = no_forced_method };
+	const struct sbt_self se = {
+		.mode = "--refused", .deny = no_lock, .ndeny = 2, .before_exec = no_forced_method
+	};
 	char msg[1024];
 	int st;
 
@@ -182,14 +183,18 @@ START_TEST(refused_lock_warns_once)
 	st = sbt_run_self(&se, msg, sizeof(msg));
 	ck_assert_msg(sbt_exited_ok(st), "status %#x: %s", st, msg);
 	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "NOT locked") &&
-		      strstr(msg, "SECBUF_STRICT=1"), "expected one warning: %s", msg);
+			      strstr(msg, "SECBUF_STRICT=1"),
+		      "expected one warning: %s", msg);
 }
 END_TEST
 
 START_TEST(strict_refused_lock_fails)
 {
-	const struct sbt_self se = { .mode = "--strict", .deny = no_lock, .ndeny = 2,
-				     .env = "SECBUF_STRICT=1", .before_exec = no_forced_method };
+	const struct sbt_self se = { .mode = "--strict",
+				     .deny = no_lock,
+				     .ndeny = 2,
+				     .env = "SECBUF_STRICT=1",
+				     .before_exec = no_forced_method };
 	char msg[1024];
 	int st;
 

@@ -32,8 +32,9 @@ void sb_dropin_warn_unlocked(const struct sb_dropin *d)
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		return;
 	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK)
-		why = secure_getenv("SECBUF_LOCK") ? "SECBUF_LOCK names no method that locks on fault" :
-			"this kernel cannot lock memory on fault";
+		why = secure_getenv("SECBUF_LOCK") ?
+			      "SECBUF_LOCK names no method that locks on fault" :
+			      "this kernel cannot lock memory on fault";
 	else
 		why = "the lock was refused: RLIMIT_MEMLOCK is spent (raise it: ulimit -l, "
 		      "LimitMEMLOCK=) or the process may not lock memory";
@@ -54,14 +55,15 @@ void sb_dropin_warn_not_secret(const struct sb_dropin *d, int method)
 
 	if (__atomic_exchange_n(&warned_secret, 1, __ATOMIC_RELAXED))
 		return;
-	sb_dropin_say(msg,
-		      snprintf(msg, sizeof(msg),
-			       "%s: %s[%d]: warning: %s memory is NOT secret memory but %s "
-			       "(memfd_secret failed; before Linux 6.5 boot with secretmem.enable=1); "
-			       "SECBUF_STRICT=1 refuses instead\n",
-			       d->lib, program_invocation_short_name, (int)getpid(), d->call,
-			       secbuf_lock_method_name(method)),
-		      sizeof(msg));
+	sb_dropin_say(
+		msg,
+		snprintf(msg, sizeof(msg),
+			 "%s: %s[%d]: warning: %s memory is NOT secret memory but %s "
+			 "(memfd_secret failed; before Linux 6.5 boot with secretmem.enable=1); "
+			 "SECBUF_STRICT=1 refuses instead\n",
+			 d->lib, program_invocation_short_name, (int)getpid(), d->call,
+			 secbuf_lock_method_name(method)),
+		sizeof(msg));
 }
 
 void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method)

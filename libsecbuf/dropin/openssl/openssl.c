@@ -53,7 +53,8 @@ static int set_span(const struct sb_meta *m, void *user)
 
 static void *alloc_large(size_t size, unsigned flags, int *method)
 {
-	void *p = sb_alloc_guarded(size, flags, SB_CANARY_SIZE, (size_t)1 << SB_BLOCK_SHIFT, method);
+	void *p =
+		sb_alloc_guarded(size, flags, SB_CANARY_SIZE, (size_t)1 << SB_BLOCK_SHIFT, method);
 	struct sb_meta m;
 	int err;
 

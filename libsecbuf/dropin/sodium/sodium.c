@@ -19,8 +19,7 @@
 
 static const struct sb_dropin self = { "libsecbuf-sodium", "sodium_malloc()" };
 
-__attribute__((visibility("default")))
-void *sodium_malloc(size_t size)
+__attribute__((visibility("default"))) void *sodium_malloc(size_t size)
 {
 	int saved = errno, flags, method;
 	void *p = NULL;
@@ -37,8 +36,7 @@ void *sodium_malloc(size_t size)
 	return p;
 }
 
-__attribute__((visibility("default")))
-void *sodium_allocarray(size_t count, size_t size)
+__attribute__((visibility("default"))) void *sodium_allocarray(size_t count, size_t size)
 {
 	/* libsodium's own bound, so that the same calls fail. */
 	if (count > 0 && size >= SIZE_MAX / count) {
@@ -65,30 +63,32 @@ static int ours(const void *ptr, const char *fn)
  */
 static void *real(const char *name, void *ptr)
 {
-	uintptr_t canary_page = ((uintptr_t)ptr - SB_CANARY_SIZE) & ~(uintptr_t)(sb_caps()->page - 1);
+	uintptr_t canary_page =
+		((uintptr_t)ptr - SB_CANARY_SIZE) & ~(uintptr_t)(sb_caps()->page - 1);
 	unsigned char vec;
 	void *fn;
 
 	if ((uintptr_t)ptr < SB_CANARY_SIZE ||
 	    (mincore((void *)canary_page, 1, &vec) < 0 && errno == ENOMEM))
 		sb_misuse("%s(%p): not a live buffer: nothing is mapped there "
-			  "(double free or foreign pointer)", name, ptr);
+			  "(double free or foreign pointer)",
+			  name, ptr);
 	fn = dlsym(RTLD_NEXT, name);
 	if (!fn)
 		sb_misuse("%s(%p): not a buffer of libsecbuf-sodium, and no libsodium is "
-			  "loaded to hand it to", name, ptr);
+			  "loaded to hand it to",
+			  name, ptr);
 	return fn;
 }
 
-__attribute__((visibility("default")))
-void sodium_free(void *ptr)
+__attribute__((visibility("default"))) void sodium_free(void *ptr)
 {
 	void (*real_free)(void *);
 
 	if (!ptr)
 		return;
 	if (ours(ptr, __func__)) {
-		secbuf_free(ptr);	/* works at any protection: it makes the pages writable */
+		secbuf_free(ptr); /* works at any protection: it makes the pages writable */
 		return;
 	}
 	*(void **)&real_free = real(__func__, ptr);
@@ -105,20 +105,17 @@ static int protect(void *ptr, int access, const char *fn)
 	return real_protect(ptr);
 }
 
-__attribute__((visibility("default")))
-int sodium_mprotect_noaccess(void *ptr)
+__attribute__((visibility("default"))) int sodium_mprotect_noaccess(void *ptr)
 {
 	return protect(ptr, SECBUF_NOACCESS, __func__);
 }
 
-__attribute__((visibility("default")))
-int sodium_mprotect_readonly(void *ptr)
+__attribute__((visibility("default"))) int sodium_mprotect_readonly(void *ptr)
 {
 	return protect(ptr, SECBUF_READONLY, __func__);
 }
 
-__attribute__((visibility("default")))
-int sodium_mprotect_readwrite(void *ptr)
+__attribute__((visibility("default"))) int sodium_mprotect_readwrite(void *ptr)
 {
 	return protect(ptr, SECBUF_READWRITE, __func__);
 }
