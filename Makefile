@@ -14,7 +14,7 @@ KARCH ?= x86_64
 
 
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
-	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
+	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
 	check-kernel-debug deps-arm64 check-arm64
 
@@ -132,6 +132,12 @@ demo-minisign: deps guest-image
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
+	$(MAKE) -C bench openssl
+
+# OpenSSL 3 alone and under libsecbuf-openssl.so, on the host: handshakes,
+# key load, locked memory, live secrets (bench/results/openssl.md; ~2 min).
+bench-openssl: deps lib
+	$(MAKE) -C bench openssl
 
 # Only the kernel-cost boots, stock against patched KVER, under -icount
 # (bench/results/kcost.md for 6.1, kcost-6.12.md for 6.12).
