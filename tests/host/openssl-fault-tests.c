@@ -72,6 +72,7 @@ START_TEST(foreign_pointers_go_to_crypto_free)
 	char msg[1024];
 	int st = sbt_run_self(&se, msg, sizeof(msg));
 
+	sbt_need_method(); /* a forced method the kernel lacks fails every call */
 	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
 		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
 }
@@ -144,6 +145,7 @@ START_TEST(misuse_aborts_with_a_message)
 	char msg[1024], fails[2048] = "";
 	size_t i;
 
+	sbt_need_method(); /* a forced method the kernel lacks fails every call */
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		enum misuse kind = cases[i].kind;
 		int st = sbt_child(misuse, &kind, msg, sizeof(msg));

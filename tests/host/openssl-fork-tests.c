@@ -104,6 +104,7 @@ START_TEST(worker_signs_with_the_parents_key)
 	char fails[512] = "";
 	int i, step;
 
+	sbt_need_method(); /* a forced method the kernel lacks fails every call */
 	for (i = 0; i < 2; i++) {
 		EVP_PKEY *k = parent_key(i);
 		unsigned char *secret = OPENSSL_secure_malloc(64);
@@ -153,6 +154,7 @@ START_TEST(workers_forked_from_a_multithreaded_parent)
 	int i, step = 0;
 	void *ret;
 
+	sbt_need_method(); /* a forced method the kernel lacks fails every call */
 	ck_assert_ptr_nonnull(k);
 	ck_assert_ptr_nonnull(secret);
 	memset(secret, 0x42, 64);
