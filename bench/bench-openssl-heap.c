@@ -17,7 +17,7 @@
 #include <openssl/pem.h>
 #include "kfacts.h"
 
-#define ARENA ((size_t)16 << 20)
+#define ARENA	 ((size_t)16 << 20)
 #define MAX_LIVE 1500000
 
 static double now_ns(void)
