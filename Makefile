@@ -16,7 +16,7 @@ KARCH ?= x86_64
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64
+	check-kernel-debug deps-arm64 check-arm64 check-rust bench-rust
 
 all: lib
 	$(MAKE) -C demo all
@@ -109,6 +109,11 @@ check-arm64: deps-arm64
 check-host: deps
 	@tests/run-all --host-only
 
+# The Rust binding's tests (cargo test --offline against Debian's crates
+# and the tree's libsecbuf.a; a stage of check).
+check-rust: deps lib
+	@bindings/rust/run-tests
+
 check-guest: deps
 	@tests/run-all --guest-only
 
@@ -132,6 +137,11 @@ demo-minisign: deps guest-image
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
+
+# The Rust binding against memsec and against the C API, side by side
+# (bench/results/bindings-rust.md; about two minutes; not part of check).
+bench-rust: deps lib
+	@bindings/rust/bench/run
 
 # Only the kernel-cost boots, stock against patched KVER, under -icount
 # (bench/results/kcost.md for 6.1, kcost-6.12.md for 6.12).
