@@ -41,11 +41,13 @@ impl SecretBuf {
     /// `len` zero bytes, locked on first touch.  Errors: `EINVAL` for 0,
     /// `ENOMEM` for a size too large to map (`usize::MAX`), `EAGAIN` or
     /// `EPERM` when the pages may not be locked.
+    #[inline]
     pub fn new(len: usize) -> Result<SecretBuf, Error> {
         Options::new().alloc(len)
     }
 
     /// The options of [`Options`], to chain: `SecretBuf::options().packed(true).alloc(32)`.
+    #[inline]
     pub fn options() -> Options {
         Options::new()
     }
@@ -60,6 +62,7 @@ impl SecretBuf {
     /// # Safety
     /// `ptr` must be a live allocation of secbuf of `len` bytes, made with
     /// `flags`, that nothing else frees.
+    #[inline]
     pub(crate) unsafe fn from_raw(ptr: NonNull<u8>, len: usize, flags: c_uint) -> SecretBuf {
         SecretBuf { ptr, len, flags }
     }
@@ -128,6 +131,7 @@ impl SecretBuf {
 
 impl Deref for SecretBuf {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: ptr holds len initialised bytes for as long as self lives.
         unsafe { slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
@@ -135,6 +139,7 @@ impl Deref for SecretBuf {
 }
 
 impl DerefMut for SecretBuf {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in deref, and &mut self makes this the only reference.
         unsafe { slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
@@ -154,6 +159,7 @@ impl AsMut<[u8]> for SecretBuf {
 }
 
 impl Drop for SecretBuf {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: self owns the allocation; it is freed exactly once.
         // secbuf_free checks the canaries, wipes and unmaps (a corrupted

@@ -22,10 +22,12 @@ pub struct Options {
 }
 
 impl Options {
+    #[inline]
     pub fn new() -> Options {
         Options::default()
     }
 
+    #[inline]
     fn set(&mut self, flag: c_uint, on: bool) -> &mut Options {
         if on {
             self.flags |= flag;
@@ -39,6 +41,7 @@ impl Options {
     /// [`ffi::SECBUF_PACKED_MAX`]; larger ones get guard pages anyway):
     /// no guard page of its own, so an overflow is caught at free rather
     /// than at once, and it cannot be frozen.  For many small keys.
+    #[inline]
     pub fn packed(&mut self, on: bool) -> &mut Options {
         self.set(ffi::SECBUF_PACKED, on)
     }
@@ -65,6 +68,7 @@ impl Options {
     }
 
     /// A buffer of `len` zero bytes.
+    #[inline]
     pub fn alloc(&self, len: usize) -> Result<SecretBuf, Error> {
         let ptr = raw_alloc(len, self.flags)?;
         // SAFETY: ptr is a live secbuf allocation of len bytes, owned from here.
@@ -91,6 +95,7 @@ impl Options {
 }
 
 /// `secbuf_alloc_flags()`, its errno as an [`Error`].
+#[inline]
 pub(crate) fn raw_alloc(len: usize, flags: c_uint) -> Result<NonNull<u8>, Error> {
     // SAFETY: any size and flags are valid input; failure is NULL and errno.
     let p = unsafe { ffi::secbuf_alloc_flags(len, flags) };
