@@ -84,6 +84,7 @@ guest: lib
 ifeq ($(KARCH),x86_64)
 	$(MAKE) -C libsecbuf guest
 	$(MAKE) -C bench guest
+	@bindings/rust/guest/build
 endif
 
 guest-image: guest
