@@ -104,7 +104,7 @@ fn from_reader_fills_exactly_and_fails_on_short_input() {
 fn debug_never_shows_the_bytes() {
     let mut b = SecretBuf::new(4).unwrap();
     b.copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
-    let mut k = SecretBox::<[u8; 4]>::new().unwrap();
+    let mut k = SecretBox::<[u8; 4]>::zeroed().unwrap();
     *k = [0xde, 0xad, 0xbe, 0xef];
     let frozen = b.try_clone().unwrap().freeze().unwrap();
     for s in [
@@ -212,7 +212,7 @@ fn lock_method_is_named() {
 
 #[test]
 fn secret_box_holds_a_key_in_place() {
-    let mut k = SecretBox::<[u8; 32]>::new().unwrap();
+    let mut k = SecretBox::<[u8; 32]>::zeroed().unwrap();
     assert_eq!(*k, [0; 32]);
     k[5] = 3;
     assert_eq!(k[5], 3);
@@ -226,6 +226,26 @@ fn secret_box_holds_a_key_in_place() {
     );
     let p = Options::new().packed(true).alloc_box::<[u32; 8]>().unwrap();
     assert_eq!(p.as_ptr() as usize % std::mem::align_of::<u32>(), 0);
+}
+
+#[test]
+fn secret_box_new_moves_any_copy_value_in() {
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    struct Keys {
+        enc: [u8; 16],
+        mac: [u8; 16],
+        rotated: bool,
+    }
+    let v = Keys {
+        enc: [1; 16],
+        mac: [2; 16],
+        rotated: true,
+    };
+    let mut b = SecretBox::new(v).unwrap();
+    assert_eq!(*b, v);
+    b.rotated = false;
+    assert!(!b.rotated);
+    assert!(!format!("{:?}", b).contains("rotated"));
 }
 
 fn assert_send_sync<T: Send + Sync>() {}

@@ -8,7 +8,7 @@ fn purge_zeroes_live_buffers_which_stay_usable() {
     b.copy_from_slice(&[0xaa; 64]);
     let mut p = SecretBuf::options().packed(true).alloc(32).unwrap();
     p.copy_from_slice(&[0xbb; 32]);
-    let mut k = SecretBox::<[u8; 16]>::new().unwrap();
+    let mut k = SecretBox::<[u8; 16]>::zeroed().unwrap();
     *k = [0xcc; 16];
     let mut f = SecretBuf::new(16).unwrap();
     f.copy_from_slice(&[0xdd; 16]);
