@@ -24,6 +24,21 @@ use crate::options::{raw_alloc, Options};
 /// let a = secbuf::SecretBuf::new(32).unwrap();
 /// let b = a.clone(); // not Clone
 /// ```
+///
+/// A buffer cannot be used after its drop, nor dropped twice: the
+/// compiler refuses both.
+///
+/// ```compile_fail,E0382
+/// let a = secbuf::SecretBuf::new(32).unwrap();
+/// drop(a);
+/// let n = a.len(); // use after free
+/// ```
+///
+/// ```compile_fail,E0382
+/// let a = secbuf::SecretBuf::new(32).unwrap();
+/// drop(a);
+/// drop(a); // double free
+/// ```
 pub struct SecretBuf {
     ptr: NonNull<u8>,
     len: usize,
