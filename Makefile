@@ -16,7 +16,7 @@ KARCH ?= x86_64
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64
+	check-kernel-debug deps-arm64 check-arm64 check-go bench-go
 
 all: lib
 	$(MAKE) -C demo all
@@ -111,6 +111,14 @@ check-host: deps
 
 check-guest: deps
 	@tests/run-all --guest-only
+
+# The Go binding's go test (a stage of check), and its benchmark against
+# memguard (bench/results/bindings-go.md; not part of check).
+check-go: deps lib
+	$(MAKE) -C bindings/go check
+
+bench-go: deps lib
+	$(MAKE) -C bindings/go bench
 
 check-asan: deps
 	$(MAKE) -C tests/host check-asan

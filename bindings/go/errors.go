@@ -19,9 +19,14 @@ func allocError(size int, err error) error {
 	fix := ""
 	switch {
 	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.ENOMEM), errors.Is(err, syscall.EPERM):
+		limit := "RLIMIT_MEMLOCK"
 		if lim, ok := memlockLimit(); ok {
-			fix = fmt.Sprintf(" (RLIMIT_MEMLOCK is %d kB: raise it with ulimit -l or LimitMEMLOCK=, "+
-				"destroy buffers sooner, use Packed() for small secrets, or BestEffort())", lim/1024)
+			limit = fmt.Sprintf("RLIMIT_MEMLOCK is %d kB", lim/1024)
+		}
+		fix = fmt.Sprintf(" (%s: raise it with ulimit -l or LimitMEMLOCK=, destroy buffers sooner, "+
+			"use Packed() for small secrets, or BestEffort())", limit)
+		if errors.Is(err, syscall.ENOMEM) {
+			fix = " (too large for the address space or vm.max_map_count, or" + fix[1:]
 		}
 	case errors.Is(err, syscall.ENOSYS):
 		fix = " (no secret memory or forced lock method here: secretmem.enable=1 before Linux 6.5, " +
