@@ -84,6 +84,7 @@ guest: lib
 ifeq ($(KARCH),x86_64)
 	$(MAKE) -C libsecbuf guest
 	$(MAKE) -C bench guest
+	$(MAKE) -C bindings/go guest
 endif
 
 guest-image: guest

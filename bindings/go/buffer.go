@@ -11,7 +11,7 @@ import (
 type Buffer struct {
 	// mu orders Destroy, Freeze and Melt (writers) after every Do
 	// (readers), so that no Do sees memory unmapped under it.
-	mu     sync.RWMutex
+	mu   sync.RWMutex
 	data []byte // libsecbuf memory; nil once destroyed
 }
 

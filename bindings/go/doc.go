@@ -60,7 +60,9 @@
 //
 // Packed() packs small secrets (up to PackedMax bytes) into shared locked
 // slabs: far more of them fit under RLIMIT_MEMLOCK and in
-// vm.max_map_count.  Secret() takes memfd_secret memory, out of the
+// vm.max_map_count (each guarded buffer takes two map entries, and a Go
+// program whose heap must grow once the count is used up dies with
+// "runtime: out of memory").  Secret() takes memfd_secret memory, out of the
 // kernel's direct map.  BestEffort() accepts unlocked memory rather than
 // an error; Populate() locks every page at once.
 package secbuf
