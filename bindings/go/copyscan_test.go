@@ -13,35 +13,48 @@ const secretLen = 32
 
 func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
 
-// newMaskedSecret draws a random secret and keeps only secret^mask and mask.
-func newMaskedSecret(t *testing.T) maskedSecret {
+// randomSecret draws a random secret and keeps only secret^mask and mask.
+func randomSecret() (maskedSecret, error) {
 	s := maskedSecret{masked: make([]byte, secretLen), mask: make([]byte, secretLen)}
 	if _, err := rand.Read(s.masked); err != nil {
-		t.Fatal(err)
+		return s, err
 	}
-	if _, err := rand.Read(s.mask); err != nil {
+	_, err := rand.Read(s.mask)
+	return s, err
+}
+
+// pipeOf returns a pipe's read end that yields the secret once.  The
+// secret is written a byte at a time through one byte of memory, so that
+// it is never whole in this process until someone reads it.
+func pipeOf(s maskedSecret) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	one := make([]byte, 1)
+	for i := range s.masked {
+		one[0] = s.masked[i] ^ s.mask[i]
+		if _, err := w.Write(one); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	one[0] = 0
+	return r, nil
+}
+
+func newMaskedSecret(t *testing.T) maskedSecret {
+	s, err := randomSecret()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// secretPipe returns a pipe's read end that yields the secret once.  The
-// secret is written a byte at a time through one byte of memory, so that
-// it is never whole in this process until someone reads it.
 func secretPipe(t *testing.T, s maskedSecret) *os.File {
-	r, w, err := os.Pipe()
+	r, err := pipeOf(s)
 	if err != nil {
-		t.Fatal(err)
-	}
-	one := make([]byte, 1)
-	for i := range s.masked {
-		one[0] = s.masked[i] ^ s.mask[i]
-		if _, err := w.Write(one); err != nil {
-			t.Fatal(err)
-		}
-	}
-	one[0] = 0
-	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })

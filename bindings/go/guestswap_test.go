@@ -11,7 +11,6 @@ package secbuf
 
 import (
 	"bufio"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
@@ -69,30 +68,12 @@ func keepHex(group string, p []byte) {
 	fmt.Println(sb.String())
 }
 
-// pipeOfRandomSecret is secretPipe (copyscan_test.go) without testing.T.
 func pipeOfRandomSecret() (*os.File, error) {
-	var s maskedSecret
-	s.masked, s.mask = make([]byte, secretLen), make([]byte, secretLen)
-	if _, err := rand.Read(s.masked); err != nil {
-		return nil, err
-	}
-	if _, err := rand.Read(s.mask); err != nil {
-		return nil, err
-	}
-	r, w, err := os.Pipe()
+	s, err := randomSecret()
 	if err != nil {
 		return nil, err
 	}
-	defer w.Close()
-	one := make([]byte, 1)
-	for i := range s.masked {
-		one[0] = s.masked[i] ^ s.mask[i]
-		if _, err := w.Write(one); err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
-	return r, nil
+	return pipeOf(s)
 }
 
 // pageState counts the pages under the given slices that are present in
