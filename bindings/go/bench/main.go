@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"secbuf"
@@ -51,13 +53,14 @@ func main() {
 	if err != nil {
 		method = "none: " + err.Error()
 	}
-	fmt.Printf("lock method %s; medians of %d runs; live counts capped at %d\n\n", method, *runs, liveCap)
+	fmt.Printf("lock method %s; medians of %d runs (3 of the 1 GiB case); live counts capped at %d; load average at the start %s\n\n",
+		method, *runs, liveCap, loadavg())
 	fmt.Println("| | 1 GiB + touch 4 KiB + free | 32-byte pairs/s | live 32-byte, root | live 32-byte, nobody at 8 MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|")
 	for _, c := range contenders {
 		large := "-"
 		if c.large != nil {
-			large = fmtDuration(median(*runs, func() (float64, error) { return timeIt(c.large) }))
+			large = fmtDuration(median(3, func() (float64, error) { return timeIt(c.large) }))
 		}
 		rate := median(*runs, func() (float64, error) { return pairsPerSec(c.pairs) })
 		root, nobody := "-", "-"
@@ -68,13 +71,33 @@ func main() {
 	}
 	fmt.Println()
 	overhead(*runs)
+	fmt.Printf("\nLoad average at the end: %s.\n", loadavg())
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// cpuTime is the CPU time of the whole process so far (every thread: the
+// C calls', the runtime's and the garbage collector's), in seconds.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // overhead compares the binding's 32-byte pairs with the C API's and with
 // bare cgo calls, in alternating batches so that a change in the machine's
 // load hits all three alike; medians of the batches' rates.
 func overhead(runs int) {
-	fmt.Println("Per-call overhead: 32-byte alloc+write+free pairs in alternating batches, median ns per pair")
+	fmt.Println("Per-call overhead: 32-byte alloc+write+free pairs in alternating batches, median per pair,")
+	fmt.Println("in wall time and in the process's CPU time (which leaves out the waits for a CPU of a shared machine)")
 	fmt.Println()
 	fmt.Println("| | C API | bare cgo calls | Go binding | binding / C API (pairs/s) | bare cgo / C API |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
@@ -88,25 +111,32 @@ func overhead(runs int) {
 		{"packed", 2000, byName(cPacked).pairs, func(n int) error { return bareCgoPairs(n, true) },
 			byName(goPacked).pairs},
 	} {
-		var ns [3][]float64
+		var wall, cpu [3][]float64
 		deadline := time.Now().Add(time.Duration(runs) * time.Second)
 		for time.Now().Before(deadline) {
 			for i, f := range []func(int) error{k.c, k.bare, k.bnd} {
+				c0 := cpuTime()
 				t, err := timeIt(func() error { return f(k.batch) })
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "bench:", err)
 					return
 				}
-				ns[i] = append(ns[i], t*1e9/float64(k.batch))
+				wall[i] = append(wall[i], t*1e9/float64(k.batch))
+				cpu[i] = append(cpu[i], (cpuTime()-c0)*1e9/float64(k.batch))
 			}
 		}
-		var m [3]float64
-		for i := range ns {
-			sort.Float64s(ns[i])
-			m[i] = ns[i][len(ns[i])/2]
+		for _, m := range []struct {
+			what string
+			ns   [3][]float64
+		}{{"wall", wall}, {"CPU", cpu}} {
+			var med [3]float64
+			for i := range m.ns {
+				sort.Float64s(m.ns[i])
+				med[i] = m.ns[i][len(m.ns[i])/2]
+			}
+			fmt.Printf("| %s, %s ns (%d batches of %d) | %.0f | %.0f | %.0f | %.2fx | %.2fx |\n",
+				k.name, m.what, len(m.ns[0]), k.batch, med[0], med[1], med[2], med[0]/med[2], med[0]/med[1])
 		}
-		fmt.Printf("| %s (%d batches of %d) | %.0f | %.0f | %.0f | %.2fx | %.2fx |\n",
-			k.name, len(ns[0]), k.batch, m[0], m[1], m[2], m[0]/m[2], m[0]/m[1])
 	}
 }
 
@@ -177,19 +207,29 @@ func countLive(name string) int {
 	for _, c := range contenders {
 		if c.name == name && c.live != nil {
 			n, err := c.live(liveCap)
-			why := "the cap"
-			if err != nil {
-				why = err.Error()
-				if len(why) > 60 {
-					why = why[:60] + "..."
-				}
-			}
-			fmt.Printf("%d (%s)\n", n, why)
+			fmt.Printf("%d (%s)\n", n, why(err))
 			return 0
 		}
 	}
 	fmt.Fprintf(os.Stderr, "bench: no contender %q\n", name)
 	return 2
+}
+
+// why names the error that stopped a count: its errno where it has one
+// (memguard's is inside its panic's text).
+func why(err error) string {
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return "the cap"
+	case errors.As(err, &errno):
+		return errno.Error()
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "[Err: "); i >= 0 {
+		return strings.TrimSuffix(msg[i+6:], "]")
+	}
+	return msg
 }
 
 // growHeap maps the Go heap the count will need before it starts: once
