@@ -227,7 +227,10 @@ func why(err error) string {
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "[Err: "); i >= 0 {
-		return strings.TrimSuffix(msg[i+6:], "]")
+		msg = msg[i+6:]
+		if j := strings.Index(msg, "]"); j >= 0 {
+			msg = msg[:j]
+		}
 	}
 	return msg
 }
