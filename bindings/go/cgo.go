@@ -20,11 +20,11 @@ const (
 	flagBestEffort = C.SECBUF_BEST_EFFORT
 	flagPacked     = C.SECBUF_PACKED
 	flagSecret     = C.SECBUF_SECRET
-
-	// PackedMax is the largest size Packed() packs; a larger buffer with
-	// Packed() gets guard pages of its own.
-	PackedMax = C.SECBUF_PACKED_MAX
 )
+
+// PackedMax (options.go) is the header's SECBUF_PACKED_MAX: a constant of
+// either sign here fails to compile when they differ.
+const _ = uint(PackedMax-C.SECBUF_PACKED_MAX) + uint(C.SECBUF_PACKED_MAX-PackedMax)
 
 // cAlloc returns size bytes of libsecbuf memory as a slice, or the errno.
 func cAlloc(size int, flags uint) ([]byte, error) {

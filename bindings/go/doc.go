@@ -47,7 +47,8 @@
 // All methods may be called from several goroutines.  Do holds off
 // Destroy, Freeze and Melt for as long as its function runs, so code that
 // may race with a Destroy should read through Do rather than keep a slice
-// from Bytes: a slice kept after Destroy points at unmapped memory.  A
+// from Bytes: a slice kept after Destroy points at unmapped memory, or, for
+// a Packed buffer, at a slot that the next Packed buffer may get.  A
 // destroyed buffer's Bytes is empty and its Size 0.
 //
 // # Freeze and Melt

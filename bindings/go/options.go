@@ -1,5 +1,9 @@
 package secbuf
 
+// PackedMax is the largest size Packed() packs; a larger buffer with
+// Packed() gets guard pages of its own.
+const PackedMax = 256
+
 // An Option changes how NewBuffer and NewBufferFromReader allocate.
 type Option func(*config)
 
