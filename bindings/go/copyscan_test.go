@@ -2,9 +2,11 @@ package secbuf
 
 import (
 	"crypto/rand"
+	"errors"
 	"io"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -124,4 +126,25 @@ func TestCopyScanStringConversionCopies(t *testing.T) {
 		t.Errorf("string(b.Bytes()) made no copy the scan could find")
 	}
 	runtime.KeepAlive(str)
+}
+
+// Secret(): the secret is read into memfd_secret memory, which
+// /proc/self/mem cannot read, so the scan finds it nowhere at all.
+func TestCopyScanSecretTierUnreadable(t *testing.T) {
+	s := newMaskedSecret(t)
+	b, err := NewBufferFromReader(secretPipe(t, s), secretLen, Secret())
+	if errors.Is(err, syscall.ENOSYS) {
+		t.Skipf("no secret memory on this kernel: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Destroy()
+	res := scan(t, s)
+	if res.inside != 0 || res.outside != 0 {
+		t.Errorf("a memfd_secret secret was read through /proc/self/mem (%d, %d copies)", res.inside, res.outside)
+	}
+	if res.unreadable < 1 {
+		t.Errorf("no mapping refused the scan: where is the secret memory?")
+	}
 }

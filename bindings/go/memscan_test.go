@@ -33,10 +33,11 @@ func (m mapping) secure() bool {
 	return (m.vmflags["lo"] || m.vmflags["lf"]) && m.vmflags["dd"]
 }
 
-// anonymous: no file behind it (heap, stacks, named anonymous memory).
+// anonymous: no file behind it (heap, stacks, named anonymous memory), or
+// memfd_secret's, which is memory of the process all the same.
 func (m mapping) anonymous() bool {
 	return m.name == "" || m.name == "[heap]" || strings.HasPrefix(m.name, "[stack") ||
-		strings.HasPrefix(m.name, "[anon:")
+		strings.HasPrefix(m.name, "[anon:") || strings.HasPrefix(m.name, "/secretmem")
 }
 
 func (m mapping) String() string {
