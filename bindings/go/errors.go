@@ -23,11 +23,12 @@ func allocError(size int, err error) error {
 		if lim, ok := memlockLimit(); ok {
 			limit = fmt.Sprintf("RLIMIT_MEMLOCK is %d kB", lim/1024)
 		}
-		fix = fmt.Sprintf(" (%s: raise it with ulimit -l or LimitMEMLOCK=, destroy buffers sooner, "+
-			"use Packed() for small secrets, or BestEffort())", limit)
+		also := ""
 		if errors.Is(err, syscall.ENOMEM) {
-			fix = " (too large for the address space or vm.max_map_count, or" + fix[1:]
+			also = "too large for the address space or vm.max_map_count, or "
 		}
+		fix = fmt.Sprintf(" (%s%s: raise it with ulimit -l or LimitMEMLOCK=, destroy buffers sooner, "+
+			"use Packed() for small secrets, or BestEffort())", also, limit)
 	case errors.Is(err, syscall.ENOSYS):
 		fix = " (no secret memory or forced lock method here: secretmem.enable=1 before Linux 6.5, " +
 			"or drop Secret(), or add BestEffort())"
