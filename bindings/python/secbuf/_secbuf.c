@@ -297,6 +297,28 @@ static int is_buffered(PyObject *f)
 	return r;
 }
 
+/*
+ * view.release(), even if f.readinto() kept a reference to it, so that
+ * close() is not refused; an exception already raised is kept, and wins.
+ * Returns -1 if the release failed (a view exported from the view).
+ */
+static int release_view(PyObject *view)
+{
+	PyObject *type, *value, *tb;
+
+	PyErr_Fetch(&type, &value, &tb);
+	PyObject *r = PyObject_CallMethod(view, "release", NULL);
+	int ok = r != NULL;
+
+	Py_DECREF(view);
+	Py_XDECREF(r);
+	if (type) {
+		PyErr_Clear();
+		PyErr_Restore(type, value, tb);
+	}
+	return ok ? 0 : -1;
+}
+
 /* Read exactly len(buf) bytes with f.readinto(), each into the rest of buf. */
 static int fill_from(SecretBuffer *buf, PyObject *f)
 {
@@ -309,20 +331,14 @@ static int fill_from(SecretBuffer *buf, PyObject *f)
 			return -1;
 		PyObject *rest = PySequence_GetSlice(view, got, buf->size);
 		PyObject *n = rest ? PyObject_CallMethod(f, "readinto", "O", rest) : NULL;
+		int released = (rest ? release_view(rest) : -1) | release_view(view);
 
-		/* Released even if f kept a reference: close() must not be refused. */
-		if (rest) {
-			PyObject *r = PyObject_CallMethod(rest, "release", NULL);
-
-			Py_XDECREF(r);
-			Py_DECREF(rest);
-		}
-		PyObject *r = PyObject_CallMethod(view, "release", NULL);
-
-		Py_XDECREF(r);
-		Py_DECREF(view);
 		if (!n)
 			return -1;
+		if (released < 0) {
+			Py_DECREF(n);
+			return -1;
+		}
 		if (n == Py_None) {
 			Py_DECREF(n);
 			PyErr_SetString(PyExc_BlockingIOError,
