@@ -95,25 +95,19 @@ static void *usable(SecretBuffer *self)
 	return NULL;
 }
 
-static PyObject *SecretBuffer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+/* A size for libsecbuf from a Python int, or -1 with the exception. */
+static Py_ssize_t size_from(PyObject *size_obj)
 {
-	static char *kwlist[] = { "size", "packed", "secret", "populate", "best_effort", NULL };
-	PyObject *size_obj;
-	int packed = 0, secret = 0, populate = 0, best_effort = 0;
-	Py_ssize_t size;
-
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$pppp:SecretBuffer", kwlist, &size_obj,
-					 &packed, &secret, &populate, &best_effort))
-		return NULL;
 	PyObject *index = PyNumber_Index(size_obj);
 
 	if (!index)
-		return NULL;
-	size = PyLong_AsSsize_t(index);
+		return -1;
+	Py_ssize_t size = PyLong_AsSsize_t(index);
+
 	if (size == -1 && PyErr_Occurred()) {
 		if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
 			Py_DECREF(index);
-			return NULL;
+			return -1;
 		}
 		PyErr_Clear();
 		PyObject *zero = PyLong_FromLong(0);
@@ -121,37 +115,61 @@ static PyObject *SecretBuffer_new(PyTypeObject *type, PyObject *args, PyObject *
 
 		Py_XDECREF(zero);
 		Py_DECREF(index);
-		if (negative < 0)
-			return NULL;
-		if (negative)
-			return PyErr_Format(PyExc_ValueError,
-					    "SecretBuffer size must be at least 1, not %R", size_obj);
-		return PyErr_Format(PyExc_OverflowError,
-				    "SecretBuffer size %R too large: at most sys.maxsize (%zd)",
-				    size_obj, PY_SSIZE_T_MAX);
+		if (negative > 0)
+			PyErr_Format(PyExc_ValueError, "SecretBuffer size must be at least 1, not %R",
+				     size_obj);
+		else if (negative == 0)
+			PyErr_Format(PyExc_OverflowError,
+				     "SecretBuffer size %R too large: at most sys.maxsize (%zd)",
+				     size_obj, PY_SSIZE_T_MAX);
+		return -1;
 	}
 	Py_DECREF(index);
-	if (size < 1)
-		return PyErr_Format(PyExc_ValueError,
-				    "SecretBuffer size must be at least 1, not %zd", size);
+	if (size < 1) {
+		PyErr_Format(PyExc_ValueError, "SecretBuffer size must be at least 1, not %zd",
+			     size);
+		return -1;
+	}
+	return size;
+}
 
+/*
+ * Packed secrets come from slabs already mapped, without a system call as
+ * a rule: the GIL is kept for them, and dropped around the mmap, mlock and
+ * munmap of a guarded buffer.
+ */
+static int is_packed(size_t size, unsigned flags)
+{
+	return (flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX;
+}
+
+static PyObject *make_buffer(PyTypeObject *type, PyObject *size_obj, unsigned flags)
+{
+	Py_ssize_t size = size_from(size_obj);
+
+	if (size < 0)
+		return NULL;
 	SecretBuffer *self = (SecretBuffer *)type->tp_alloc(type, 0);
 
 	if (!self)
 		return NULL;
-	self->flags = (packed ? SECBUF_PACKED : 0) | (secret ? SECBUF_SECRET : 0) |
-		      (populate ? SECBUF_POPULATE : 0) | (best_effort ? SECBUF_BEST_EFFORT : 0);
+	self->flags = flags;
 	self->size = size;
 	self->generation = fork_generation;
 
 	void *data;
 	int err;
 
-	PyThreadState *ts = PyEval_SaveThread();
+	if (is_packed(size, flags)) {
+		data = secbuf_alloc_flags(size, flags);
+		err = errno;
+	} else {
+		PyThreadState *ts = PyEval_SaveThread();
 
-	data = secbuf_alloc_flags((size_t)size, self->flags);
-	err = errno;
-	PyEval_RestoreThread(ts);
+		data = secbuf_alloc_flags(size, flags);
+		err = errno;
+		PyEval_RestoreThread(ts);
+	}
 	if (!data) {
 		char what[64];
 
@@ -161,6 +179,76 @@ static PyObject *SecretBuffer_new(PyTypeObject *type, PyObject *args, PyObject *
 	}
 	self->data = data;
 	return (PyObject *)self;
+}
+
+/* The keyword-only options of SecretBuffer() and from_file(), as flags. */
+static const char *const option_names[] = { "packed", "secret", "populate", "best_effort" };
+static const unsigned option_flags[] = { SECBUF_PACKED, SECBUF_SECRET, SECBUF_POPULATE,
+					 SECBUF_BEST_EFFORT };
+
+/*
+ * Set *flags from the keyword arguments kwnames with their values; -1 with
+ * TypeError for an unknown one.  By hand rather than with
+ * PyArg_ParseTupleAndKeywords: it is most of a packed secret's cost.
+ */
+static int parse_options(const char *fn, PyObject *const *values, PyObject *kwnames,
+			 unsigned *flags)
+{
+	Py_ssize_t n = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+
+	*flags = 0;
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+		size_t j = 0;
+
+		while (j < sizeof(option_flags) / sizeof(option_flags[0]) &&
+		       PyUnicode_CompareWithASCIIString(name, option_names[j]) != 0)
+			j++;
+		if (j == sizeof(option_flags) / sizeof(option_flags[0])) {
+			PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
+				     fn, name);
+			return -1;
+		}
+		int on = PyObject_IsTrue(values[i]);
+
+		if (on < 0)
+			return -1;
+		if (on)
+			*flags |= option_flags[j];
+	}
+	return 0;
+}
+
+static PyObject *SecretBuffer_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+					 PyObject *kwnames)
+{
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	unsigned flags;
+
+	if (nargs != 1)
+		return PyErr_Format(PyExc_TypeError,
+				    "SecretBuffer() takes 1 positional argument (size), %zd given "
+				    "(the options are keywords)",
+				    nargs);
+	if (parse_options("SecretBuffer", args + 1, kwnames, &flags) < 0)
+		return NULL;
+	return make_buffer((PyTypeObject *)type, args[0], flags);
+}
+
+/* SecretBuffer.__new__(SecretBuffer, ...): the same, through a dict. */
+static PyObject *SecretBuffer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = { "size", "packed", "secret", "populate", "best_effort", NULL };
+	PyObject *size_obj;
+	int on[4] = { 0 };
+	unsigned flags = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$pppp:SecretBuffer", kwlist, &size_obj,
+					 &on[0], &on[1], &on[2], &on[3]))
+		return NULL;
+	for (size_t j = 0; j < 4; j++)
+		flags |= on[j] ? option_flags[j] : 0;
+	return make_buffer(type, size_obj, flags);
 }
 
 /*
@@ -175,6 +263,10 @@ static void release_data(SecretBuffer *self)
 	self->data = NULL;
 	if (!data || self->generation != fork_generation)
 		return;
+	if (is_packed(self->size, self->flags)) {
+		secbuf_free(data);
+		return;
+	}
 	PyThreadState *ts = PyEval_SaveThread();
 
 	secbuf_free(data);
@@ -367,16 +459,19 @@ static int fill_from(SecretBuffer *buf, PyObject *f)
 	return 0;
 }
 
-static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *args, PyObject *kwds)
+static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+				       PyObject *kwnames)
 {
-	static char *kwlist[] = { "f", "size", "packed", "secret", "populate", "best_effort",
-				  NULL };
-	PyObject *f, *size, *packed = Py_False, *secret = Py_False, *populate = Py_False,
-			    *best_effort = Py_False;
+	unsigned flags;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$OOOO:from_file", kwlist, &f, &size,
-					 &packed, &secret, &populate, &best_effort))
+	if (nargs != 2)
+		return PyErr_Format(PyExc_TypeError,
+				    "from_file() takes 2 positional arguments (f, size), %zd given "
+				    "(the options are keywords)",
+				    nargs);
+	if (parse_options("from_file", args + 2, kwnames, &flags) < 0)
 		return NULL;
+	PyObject *f = args[0];
 	int buffered = is_buffered(f);
 
 	if (buffered < 0)
@@ -387,16 +482,8 @@ static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *args, PyObject 
 			     "(open the file with buffering=0)",
 			     Py_TYPE(f)->tp_name) < 0)
 		return NULL;
+	PyObject *buf = make_buffer((PyTypeObject *)cls, args[1], flags);
 
-	PyObject *ctor_args = PyTuple_Pack(1, size);
-	PyObject *ctor_kw = ctor_args ? Py_BuildValue("{s:O,s:O,s:O,s:O}", "packed", packed,
-						      "secret", secret, "populate", populate,
-						      "best_effort", best_effort) :
-					NULL;
-	PyObject *buf = ctor_kw ? PyObject_Call(cls, ctor_args, ctor_kw) : NULL;
-
-	Py_XDECREF(ctor_args);
-	Py_XDECREF(ctor_kw);
 	if (!buf)
 		return NULL;
 	if (fill_from((SecretBuffer *)buf, f) < 0) {
@@ -416,7 +503,7 @@ static PyMethodDef SecretBuffer_methods[] = {
 	  "secbuf_stat() as a dict: size, mapped_bytes, resident_pages,\n"
 	  "locked_pages, lock_method (its name), packed, secret." },
 	{ "from_file", (PyCFunction)(void (*)(void))SecretBuffer_from_file,
-	  METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+	  METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
 	  "from_file(f, size, *, packed=False, secret=False, populate=False,\n"
 	  "          best_effort=False)\n"
 	  "A new buffer filled by f.readinto() straight into its memory, no bytes\n"
@@ -458,6 +545,7 @@ static PyTypeObject SecretBufferType = {
 	.tp_methods = SecretBuffer_methods,
 	.tp_getset = SecretBuffer_getset,
 	.tp_new = SecretBuffer_new,
+	.tp_vectorcall = SecretBuffer_vectorcall,
 };
 
 static PyObject *lock_method(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))

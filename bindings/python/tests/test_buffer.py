@@ -77,8 +77,23 @@ def test_size_not_an_int_is_type_error(size):
 
 
 def test_options_are_keyword_only():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="keywords"):
         secbuf.SecretBuffer(32, True)
+    with pytest.raises(TypeError, match="bogus"):
+        secbuf.SecretBuffer(32, bogus=True)
+    with pytest.raises(TypeError):
+        secbuf.SecretBuffer()
+
+
+def test_new_through_a_dict_of_options():
+    buf = secbuf.SecretBuffer.__new__(secbuf.SecretBuffer, 8, **{"packed": True})
+    assert buf.stat()["packed"]
+    buf.close()
+
+
+def test_not_subclassable():
+    with pytest.raises(TypeError):
+        type("Sub", (secbuf.SecretBuffer,), {})
 
 
 def test_close_is_idempotent_and_every_use_after_it_raises():
