@@ -78,14 +78,15 @@ def main(out):
     with open(out, "w") as f:
         f.write("# The Python binding against the C API\n\n")
         f.write("`make bench-python` (bindings/python/bench/bench.py): one process, the C\n"
-                "loop (bench/cloop.c through ctypes, one call per round) and the same loop\n"
+                "loop (bindings/python/bench/cloop.c through ctypes, one call per round) and the same loop\n"
                 "in Python on the same libsecbuf.so, rounds alternating, %d each;\n"
                 "medians of operations per second.  Ratio: Python / C.\n\n" % ROUNDS)
-        f.write("| case | C (/s) | Python (/s) | ratio | C (us/op) | Python (us/op) |\n")
-        f.write("|---|---:|---:|---:|---:|---:|\n")
+        f.write("| case | C (/s) | Python (/s) | ratio | C (us/op) | Python (us/op) |"
+                " Python - C (us/op) |\n")
+        f.write("|---|---:|---:|---:|---:|---:|---:|\n")
         for name, cm, pm, ratio in rows:
-            f.write("| %s | %.0f | %.0f | %.2f | %.2f | %.2f |\n"
-                    % (name, cm, pm, ratio, 1e6 / cm, 1e6 / pm))
+            f.write("| %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f |\n"
+                    % (name, cm, pm, ratio, 1e6 / cm, 1e6 / pm, 1e6 / pm - 1e6 / cm))
         f.write("\nPython %s (%s), kernel %s, lock method %s, %s; %d CPUs (shared"
                 " with other jobs: compare the ratio, not the rates).\n"
                 % (platform.python_version(), sys.executable, platform.release(),
