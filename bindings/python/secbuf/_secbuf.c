@@ -32,8 +32,8 @@ static void forked_child(void)
 }
 
 typedef struct {
-	PyObject_HEAD
-	void *data; /* NULL once closed */
+	PyObject ob_base; /* PyObject_HEAD, spelt out for clang-format */
+	void *data;	  /* NULL once closed */
 	Py_ssize_t size;
 	Py_ssize_t exports; /* memoryviews and other buffer users alive */
 	unsigned flags;
@@ -116,8 +116,8 @@ static Py_ssize_t size_from(PyObject *size_obj)
 		Py_XDECREF(zero);
 		Py_DECREF(index);
 		if (negative > 0)
-			PyErr_Format(PyExc_ValueError, "SecretBuffer size must be at least 1, not %R",
-				     size_obj);
+			PyErr_Format(PyExc_ValueError,
+				     "SecretBuffer size must be at least 1, not %R", size_obj);
 		else if (negative == 0)
 			PyErr_Format(PyExc_OverflowError,
 				     "SecretBuffer size %R too large: at most sys.maxsize (%zd)",
@@ -347,8 +347,9 @@ static PyObject *SecretBuffer_stat(SecretBuffer *self, PyObject *Py_UNUSED(ignor
 	return Py_BuildValue("{s:n,s:n,s:n,s:n,s:s,s:O,s:O}", "size", (Py_ssize_t)st.size,
 			     "mapped_bytes", (Py_ssize_t)st.mapped_bytes, "resident_pages",
 			     (Py_ssize_t)st.resident_pages, "locked_pages",
-			     (Py_ssize_t)st.locked_pages, "lock_method", method ? method : "unknown",
-			     "packed", (st.flags & SECBUF_PACKED) ? Py_True : Py_False, "secret",
+			     (Py_ssize_t)st.locked_pages, "lock_method",
+			     method ? method : "unknown", "packed",
+			     (st.flags & SECBUF_PACKED) ? Py_True : Py_False, "secret",
 			     (st.flags & SECBUF_SECRET) ? Py_True : Py_False);
 }
 
@@ -363,8 +364,12 @@ static PyObject *SecretBuffer_reduce(SecretBuffer *Py_UNUSED(self), PyObject *Py
 
 static PyObject *SecretBuffer_repr(SecretBuffer *self)
 {
-	const char *state = !self->data ? "closed" :
-			    self->generation != fork_generation ? "parent's" : "open";
+	const char *state = "open";
+
+	if (!self->data)
+		state = "closed";
+	else if (self->generation != fork_generation)
+		state = "parent's";
 
 	return PyUnicode_FromFormat("<secbuf.SecretBuffer size=%zd%s%s %s>", self->size,
 				    (self->flags & SECBUF_PACKED) ? " packed" : "",
@@ -445,8 +450,8 @@ static int fill_from(SecretBuffer *buf, PyObject *f)
 			return -1;
 		if (k == 0) {
 			PyErr_Format(PyExc_EOFError,
-				     "SecretBuffer.from_file: end of file after %zd of %zd bytes", got,
-				     buf->size);
+				     "SecretBuffer.from_file: end of file after %zd of %zd bytes",
+				     got, buf->size);
 			return -1;
 		}
 		if (k < 0 || k > buf->size - got) {
@@ -460,7 +465,7 @@ static int fill_from(SecretBuffer *buf, PyObject *f)
 }
 
 static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
-				       PyObject *kwnames)
+					PyObject *kwnames)
 {
 	unsigned flags;
 
@@ -567,8 +572,7 @@ static PyMethodDef module_methods[] = {
 	{ "lock_method", lock_method, METH_NOARGS,
 	  "The process's lock method: 'maplockonfault', 'mlock2', 'mlock' or\n"
 	  "'none'.  secbuf.Error if SECBUF_LOCK names a method this kernel lacks." },
-	{ "purge", purge, METH_NOARGS,
-	  "Zero every live buffer of the process (they stay open)." },
+	{ "purge", purge, METH_NOARGS, "Zero every live buffer of the process (they stay open)." },
 	{ NULL, NULL, 0, NULL },
 };
 

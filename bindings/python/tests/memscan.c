@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define CHUNK (1u << 20)
+#define CHUNK	   (1u << 20)
 #define NEEDLE_MAX 64
 
 static unsigned char *scratch;
@@ -62,7 +62,8 @@ long memscan(int memfd, uintptr_t start, uintptr_t end, const unsigned char *mas
 		for (ssize_t i = 0; i + (ssize_t)k <= got; i++) {
 			uintptr_t addr = at + (uintptr_t)i;
 
-			if (match(scratch + i, masked, mask, k) && (addr < own || addr >= own_end)) {
+			if (match(scratch + i, masked, mask, k) &&
+			    (addr < own || addr >= own_end)) {
 				if (found < max)
 					hits[found] = addr;
 				found++;
