@@ -67,6 +67,7 @@ def case(name, n, c_round, py_round):
 
 
 def main(out):
+    load = os.getloadavg()[0]
     rows = [
         case("32 B alloc+free pairs", 2000,
              lambda n: c.cloop_pairs(32, 0, n), lambda n: py_pairs(32, False, n)),
@@ -87,11 +88,12 @@ def main(out):
         for name, cm, pm, ratio in rows:
             f.write("| %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f |\n"
                     % (name, cm, pm, ratio, 1e6 / cm, 1e6 / pm, 1e6 / pm - 1e6 / cm))
-        f.write("\nPython %s (%s), kernel %s, lock method %s, %s; %d CPUs (shared"
-                " with other jobs: compare the ratio, not the rates).\n"
+        f.write("\nPython %s (%s), kernel %s, lock method %s, %s; %d CPUs,"
+                " load average %.1f at the start and %.1f at the end (shared with other"
+                " jobs: compare the ratios, not the rates).\n"
                 % (platform.python_version(), sys.executable, platform.release(),
                    secbuf.lock_method(), time.strftime("%Y-%m-%d", time.gmtime()),
-                   os.cpu_count()))
+                   os.cpu_count(), load, os.getloadavg()[0]))
     print("wrote", out)
 
 

@@ -186,53 +186,81 @@ static const char *const option_names[] = { "packed", "secret", "populate", "bes
 static const unsigned option_flags[] = { SECBUF_PACKED, SECBUF_SECRET, SECBUF_POPULATE,
 					 SECBUF_BEST_EFFORT };
 
-/*
- * Set *flags from the keyword arguments kwnames with their values; -1 with
- * TypeError for an unknown one.  By hand rather than with
- * PyArg_ParseTupleAndKeywords: it is most of a packed secret's cost.
- */
-static int parse_options(const char *fn, PyObject *const *values, PyObject *kwnames,
-			 unsigned *flags)
-{
-	Py_ssize_t n = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+#define N_OPTIONS (sizeof(option_flags) / sizeof(option_flags[0]))
 
+/*
+ * A call's arguments, vectorcall style: the npos parameters named posnames
+ * into pos[] (positional or by keyword, all required), the options into
+ * *flags.  -1 with TypeError as Python's own functions word it.  By hand
+ * rather than with PyArg_ParseTupleAndKeywords: that was most of a packed
+ * secret's cost.
+ */
+static int parse_args(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+		      const char *const *posnames, Py_ssize_t npos, PyObject **pos, unsigned *flags)
+{
+	Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+
+	if (nargs > npos) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s() takes %zd positional argument(s), %zd given (the options are "
+			     "keywords)",
+			     fn, npos, nargs);
+		return -1;
+	}
 	*flags = 0;
-	for (Py_ssize_t i = 0; i < n; i++) {
-		PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+	for (Py_ssize_t i = 0; i < npos; i++)
+		pos[i] = i < nargs ? args[i] : NULL;
+	for (Py_ssize_t i = 0; i < nkw; i++) {
+		PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+		Py_ssize_t p = 0;
 		size_t j = 0;
 
-		while (j < sizeof(option_flags) / sizeof(option_flags[0]) &&
+		while (p < npos && PyUnicode_CompareWithASCIIString(name, posnames[p]) != 0)
+			p++;
+		if (p < npos) {
+			if (pos[p]) {
+				PyErr_Format(PyExc_TypeError,
+					     "%s() got multiple values for argument %R", fn, name);
+				return -1;
+			}
+			pos[p] = value;
+			continue;
+		}
+		while (j < N_OPTIONS &&
 		       PyUnicode_CompareWithASCIIString(name, option_names[j]) != 0)
 			j++;
-		if (j == sizeof(option_flags) / sizeof(option_flags[0])) {
+		if (j == N_OPTIONS) {
 			PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
 				     fn, name);
 			return -1;
 		}
-		int on = PyObject_IsTrue(values[i]);
+		int on = PyObject_IsTrue(value);
 
 		if (on < 0)
 			return -1;
 		if (on)
 			*flags |= option_flags[j];
 	}
+	for (Py_ssize_t i = 0; i < npos; i++)
+		if (!pos[i]) {
+			PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn,
+				     posnames[i]);
+			return -1;
+		}
 	return 0;
 }
 
 static PyObject *SecretBuffer_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
 					 PyObject *kwnames)
 {
-	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	static const char *const names[] = { "size" };
+	PyObject *size;
 	unsigned flags;
 
-	if (nargs != 1)
-		return PyErr_Format(PyExc_TypeError,
-				    "SecretBuffer() takes 1 positional argument (size), %zd given "
-				    "(the options are keywords)",
-				    nargs);
-	if (parse_options("SecretBuffer", args + 1, kwnames, &flags) < 0)
+	if (parse_args("SecretBuffer", args, PyVectorcall_NARGS(nargsf), kwnames, names, 1, &size,
+		       &flags) < 0)
 		return NULL;
-	return make_buffer((PyTypeObject *)type, args[0], flags);
+	return make_buffer((PyTypeObject *)type, size, flags);
 }
 
 /* SecretBuffer.__new__(SecretBuffer, ...): the same, through a dict. */
@@ -467,16 +495,13 @@ static int fill_from(SecretBuffer *buf, PyObject *f)
 static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
 					PyObject *kwnames)
 {
+	static const char *const names[] = { "f", "size" };
+	PyObject *pos[2];
 	unsigned flags;
 
-	if (nargs != 2)
-		return PyErr_Format(PyExc_TypeError,
-				    "from_file() takes 2 positional arguments (f, size), %zd given "
-				    "(the options are keywords)",
-				    nargs);
-	if (parse_options("from_file", args + 2, kwnames, &flags) < 0)
+	if (parse_args("from_file", args, nargs, kwnames, names, 2, pos, &flags) < 0)
 		return NULL;
-	PyObject *f = args[0];
+	PyObject *f = pos[0];
 	int buffered = is_buffered(f);
 
 	if (buffered < 0)
@@ -487,7 +512,7 @@ static PyObject *SecretBuffer_from_file(PyObject *cls, PyObject *const *args, Py
 			     "(open the file with buffering=0)",
 			     Py_TYPE(f)->tp_name) < 0)
 		return NULL;
-	PyObject *buf = make_buffer((PyTypeObject *)cls, args[1], flags);
+	PyObject *buf = make_buffer((PyTypeObject *)cls, pos[1], flags);
 
 	if (!buf)
 		return NULL;

@@ -81,8 +81,15 @@ def test_options_are_keyword_only():
         secbuf.SecretBuffer(32, True)
     with pytest.raises(TypeError, match="bogus"):
         secbuf.SecretBuffer(32, bogus=True)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="missing required argument 'size'"):
         secbuf.SecretBuffer()
+    with pytest.raises(TypeError, match="multiple values"):
+        secbuf.SecretBuffer(8, size=8)
+
+
+def test_size_by_keyword():
+    with secbuf.SecretBuffer(size=8, packed=True) as buf:
+        assert len(buf) == 8 and buf.stat()["packed"]
 
 
 def test_new_through_a_dict_of_options():

@@ -107,6 +107,14 @@ def test_options_pass_through():
         assert buf.stat()["packed"]
 
 
+def test_arguments_by_keyword():
+    f, _ = pipe_with(b"z" * 4)
+    with f, secbuf.SecretBuffer.from_file(size=4, f=f, packed=True) as buf:
+        assert memoryview(buf).tobytes() == b"zzzz"
+    with pytest.raises(TypeError, match="missing required argument 'size'"):
+        secbuf.SecretBuffer.from_file(f)
+
+
 def test_bytesio_warns():
     with pytest.warns(secbuf.CopyWarning, match="BytesIO"):
         buf = secbuf.SecretBuffer.from_file(io.BytesIO(b"y" * 4), 4)
