@@ -160,3 +160,23 @@ def test_memoryview_views_copy_nothing(scanner, secret):
         for p in parts:
             p.release()
         view.release()
+
+
+def test_from_file_hands_readinto_only_views_of_the_buffer(secret):
+    """What the scan cannot see, a copy made and freed at once (pymalloc
+    soon reuses its block), this sees: from_file() may call nothing but
+    readinto(), and only with views into the buffer's own memory."""
+    seen = []
+
+    class OnlyReadinto:
+        def readinto(self, view):
+            seen.append((ctypes.addressof(ctypes.c_char.from_buffer(view)), len(view)))
+            return secret.pipe.readinto(view[:5])  # short reads: several calls
+
+    with secbuf.SecretBuffer.from_file(OnlyReadinto(), SIZE) as buf:
+        view = memoryview(buf)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(view))
+        view.release()
+        assert len(seen) == -(-SIZE // 5)
+        for addr, length in seen:
+            assert base <= addr and addr + length == base + SIZE
