@@ -119,6 +119,7 @@ check-python: deps lib
 check-asan: deps
 	$(MAKE) -C tests/host check-asan
 	$(MAKE) -C demo check-asan
+	$(MAKE) -C bindings/python check-asan
 
 check-valgrind: deps
 	$(MAKE) -C tests/host check-valgrind
