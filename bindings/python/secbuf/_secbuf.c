@@ -5,8 +5,9 @@
  * buffer protocol and count its exports, so that close() can refuse
  * (BufferError, as bytearray and mmap do) while a memoryview still points
  * into the pages it would unmap.  Every field is read and written with the
- * GIL held; the GIL is dropped only around secbuf_alloc_flags() and
- * secbuf_free(), after the object no longer refers to the memory.
+ * GIL held; the GIL is dropped only around a guarded buffer's
+ * secbuf_alloc_flags() and secbuf_free(), before the object refers to the
+ * memory or after it no longer does.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
