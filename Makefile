@@ -16,7 +16,7 @@ KARCH ?= x86_64
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64 check-go bench-go
+	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go
 
 all: lib
 	$(MAKE) -C demo all
@@ -113,6 +113,10 @@ check-host: deps
 check-guest: deps
 	@tests/run-all --guest-only
 
+# The Python binding's pytest suite (a stage of check).
+check-python: deps lib
+	$(MAKE) -C bindings/python check
+
 # The Go binding's go test (a stage of check), and its benchmark against
 # memguard (bench/results/bindings-go.md; not part of check).
 check-go: deps lib
@@ -124,6 +128,7 @@ bench-go: deps lib
 check-asan: deps
 	$(MAKE) -C tests/host check-asan
 	$(MAKE) -C demo check-asan
+	$(MAKE) -C bindings/python check-asan
 
 check-valgrind: deps
 	$(MAKE) -C tests/host check-valgrind
@@ -141,6 +146,11 @@ demo-minisign: deps guest-image
 
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
+
+# The Python binding against the C API, per call and for 1 GiB, in one
+# process (bench/results/bindings-python.md; a minute).
+bench-python: deps lib
+	$(MAKE) -C bindings/python bench
 
 # Only the kernel-cost boots, stock against patched KVER, under -icount
 # (bench/results/kcost.md for 6.1, kcost-6.12.md for 6.12).
