@@ -16,7 +16,7 @@ KARCH ?= x86_64
 .PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64 check-rust bench-rust
+	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust
 
 all: lib
 	$(MAKE) -C demo all
@@ -84,6 +84,7 @@ guest: lib
 ifeq ($(KARCH),x86_64)
 	$(MAKE) -C libsecbuf guest
 	$(MAKE) -C bench guest
+	$(MAKE) -C bindings/go guest
 	@bindings/rust/guest/build
 endif
 
@@ -110,17 +111,30 @@ check-arm64: deps-arm64
 check-host: deps
 	@tests/run-all --host-only
 
+check-guest: deps
+	@tests/run-all --guest-only
+
+# The Python binding's pytest suite (a stage of check).
+check-python: deps lib
+	$(MAKE) -C bindings/python check
+
+# The Go binding's go test (a stage of check), and its benchmark against
+# memguard (bench/results/bindings-go.md; not part of check).
+check-go: deps lib
+	$(MAKE) -C bindings/go check
+
+bench-go: deps lib
+	$(MAKE) -C bindings/go bench
+
 # The Rust binding's tests (cargo test --offline against Debian's crates
 # and the tree's libsecbuf.a; a stage of check).
 check-rust: deps lib
 	@bindings/rust/run-tests
 
-check-guest: deps
-	@tests/run-all --guest-only
-
 check-asan: deps
 	$(MAKE) -C tests/host check-asan
 	$(MAKE) -C demo check-asan
+	$(MAKE) -C bindings/python check-asan
 
 check-valgrind: deps
 	$(MAKE) -C tests/host check-valgrind
@@ -139,8 +153,14 @@ demo-minisign: deps guest-image
 bench: deps lib kernel kernel-stock
 	$(MAKE) -C bench bench
 
+# The Python binding against the C API, per call and for 1 GiB, in one
+# process (bench/results/bindings-python.md; a minute).
+bench-python: deps lib
+	$(MAKE) -C bindings/python bench
+
 # The Rust binding against memsec and against the C API, side by side
-# (bench/results/bindings-rust.md; about two minutes; not part of check).
+# (bench/results/bindings-rust.md; minutes, mostly memsec's 1 GiB mlock;
+# not part of check).
 bench-rust: deps lib
 	@bindings/rust/bench/run
 
