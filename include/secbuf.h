@@ -32,6 +32,8 @@
  *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
+ * Env SECBUF_DEBUG=1 prints the first failed allocation's explanation
+ * (secbuf_last_failure()) to stderr, once per process.
  */
 #ifndef SECBUF_H
 #define SECBUF_H
@@ -133,6 +135,36 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
  * (its probe was refused).
  */
 int secbuf_lock_method(void);
+
+/* Why the lock method is what it is, or why a lock was refused. */
+#define SECBUF_REASON_PROVEN	0	/* its call worked here: the best this kernel has */
+#define SECBUF_REASON_FORCED	1	/* SECBUF_LOCK chose it (or named no method) */
+#define SECBUF_REASON_NO_KERNEL	2	/* no lock-on-fault call worked: the kernel has none */
+#define SECBUF_REASON_LIMIT	3	/* RLIMIT_MEMLOCK is 0, or too little is left of it */
+#define SECBUF_REASON_SANDBOX	4	/* refused with room in the limit: seccomp, an LSM */
+#define SECBUF_REASON_MEMORY	5	/* not the limit: out of memory, vm.max_map_count */
+
+/*
+ * Why secbuf_lock_method() answers what it does: a SECBUF_REASON_* and, in
+ * buf (len bytes, always terminated when len > 0; NULL/0 for the code
+ * alone), one line that names the method, the cause and the fix ("mlock
+ * (...): lock-on-fault was refused: RLIMIT_MEMLOCK is 0 ...; raise it:
+ * ulimit -l, or LimitMEMLOCK= in a systemd unit").  Never fails.
+ */
+int secbuf_lock_reason(char *buf, size_t len);
+
+/*
+ * Explain this thread's last failed secbuf_alloc()/secbuf_alloc_flags():
+ * one line in buf with the call, its size, the errno name and the cause
+ * with its fix: for a lock refused, RLIMIT_MEMLOCK, what is locked
+ * already and what was needed ("secbuf_alloc(16777216): ENOMEM: ...
+ * RLIMIT_MEMLOCK is 8192 kB, 0 kB are locked already, 16388 kB more were
+ * needed; raise it: ulimit -l, or LimitMEMLOCK= ...").  Returns that
+ * failure's errno, or 0 (and "no failure") if this thread had none.
+ * The text is made when the call fails, so a later call here tells of
+ * the limit as it was then.
+ */
+int secbuf_last_failure(char *buf, size_t len);
 
 /*
  * "maplockonfault", "mlock2", "mlock", "none", "secretmem" (a tier of

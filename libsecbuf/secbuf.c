@@ -3,8 +3,13 @@
  * pointer belongs to (packed/ or guarded/), nothing more.  Each entry
  * point keeps errno as it found it unless it fails.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "init.h"
 
 #define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET)
@@ -22,6 +27,64 @@ static void *alloc(size_t size, unsigned flags)
 	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, NULL);
 }
 
+/*
+ * This thread's last failed allocation, explained when it failed: the
+ * limit and what was locked are those of that moment.  Not initial-exec
+ * TLS: it is only touched on failure, and dlopen() must find room for it.
+ */
+static __thread struct {
+	int err;
+	char text[512];
+} last_failure;
+static int debug_printed;
+
+/* The cause of a failed allocation and its fix, after "CALL(SIZE): ENAME: ". */
+static void explain(const char *call, size_t size, unsigned flags, int err)
+{
+	char *buf = last_failure.text;
+	size_t len = sizeof(last_failure.text), at;
+	struct sb_lockroom room;
+	const char *name = strerrorname_np(err);
+
+	at = (size_t)snprintf(buf, len, "%s(%zu): %s: ", call, size, name ? name : "error");
+	if (at >= len)
+		at = len - 1;
+	if ((flags & SECBUF_SECRET) && err == ENOSYS) {
+		snprintf(buf + at, len - at, "memfd_secret failed: no secret memory here (before "
+			 "Linux 6.5 boot with secretmem.enable=1); SECBUF_BEST_EFFORT falls back");
+	} else if (sb_lock_refused(err) && sb_caps()->method >= 0) {
+		sb_lockroom(&room);
+		sb_explain_refusal(&room, err, size, buf, len, &at);
+		snprintf(buf + at, len - at, "; or SECBUF_BEST_EFFORT for unlocked memory");
+	} else if (err == EINVAL && (size == 0 || (flags & ~ALL_FLAGS))) {
+		snprintf(buf + at, len - at, "%s", size ? "unknown flags" : "size 0");
+	} else if (sb_lock_unavailable(err) || err == EOPNOTSUPP || err == EINVAL) {
+		snprintf(buf + at, len - at, "%s",
+			 err == EOPNOTSUPP ? "no lazy lock: " : "no lock method: ");
+		at += strlen(buf + at);
+		sb_explain_method(buf + at, len - at);
+	} else {
+		snprintf(buf + at, len - at, "%s", strerror(err));
+	}
+}
+
+static void note_failure(const char *call, size_t size, unsigned flags)
+{
+	const char *debug = secure_getenv("SECBUF_DEBUG");
+	int err = errno;
+	char line[sizeof(last_failure.text) + 32];
+	int n;
+
+	explain(call, size, flags, err);
+	last_failure.err = err;
+	if (debug && strcmp(debug, "1") == 0 && !__atomic_exchange_n(&debug_printed, 1, __ATOMIC_RELAXED)) {
+		n = snprintf(line, sizeof(line), "libsecbuf: %s\n", last_failure.text);
+		if (n > 0)
+			(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	errno = err;
+}
+
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 {
 	int saved = errno;
@@ -31,6 +94,8 @@ SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 	p = alloc(size, flags);
 	if (p)
 		errno = saved;
+	else
+		note_failure(__func__, size, flags);
 	sb_leave();
 	return p;
 }
@@ -44,8 +109,29 @@ SB_API void *secbuf_alloc(size_t size)
 	p = alloc(size, 0);
 	if (p)
 		errno = saved;
+	else
+		note_failure(__func__, size, 0);
 	sb_leave();
 	return p;
+}
+
+SB_API int secbuf_last_failure(char *buf, size_t len)
+{
+	if (buf && len)
+		snprintf(buf, len, "%s", last_failure.err ? last_failure.text : "no failure");
+	return last_failure.err;
+}
+
+SB_API int secbuf_lock_reason(char *buf, size_t len)
+{
+	char none[1];
+	int saved = errno, reason;
+
+	sb_enter(__func__);
+	reason = buf && len ? sb_explain_method(buf, len) : sb_explain_method(none, sizeof(none));
+	errno = saved;
+	sb_leave();
+	return reason;
 }
 
 SB_API void secbuf_free(void *ptr)

@@ -7,6 +7,7 @@ int main(int argc, char **argv)
 		/* clang-format off */
 		lock_tests,
 		probe_tests,
+		explain_tests,
 		alloc_tests,
 		guard_tests,
 		wipe_cost_tests,
@@ -32,6 +33,10 @@ int main(int argc, char **argv)
 		{ "--first-use", first_use_main },
 		{ "--probe-check", probe_check_main },
 		{ "--no-memlock", no_memlock_main },
+		{ "--explain-limit", explain_limit_main },
+		{ "--explain-budget", explain_budget_main },
+		{ "--explain-sandbox", explain_sandbox_main },
+		{ "--explain-no-kernel", explain_no_kernel_main },
 		{ "--free-one", free_one_main },
 		{ "--busy-budget", busy_budget_main },
 		{ "--fork-signal", fork_signal_main },
