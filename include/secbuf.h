@@ -161,8 +161,7 @@ int secbuf_lock_reason(char *buf, size_t len);
  * RLIMIT_MEMLOCK is 8192 kB, 0 kB are locked already, 16388 kB more were
  * needed; raise it: ulimit -l, or LimitMEMLOCK= ...").  Returns that
  * failure's errno, or 0 (and "no failure") if this thread had none.
- * The text is made when the call fails, so a later call here tells of
- * the limit as it was then.
+ * The limit and what was locked are those of the moment it failed.
  */
 int secbuf_last_failure(char *buf, size_t len);
 

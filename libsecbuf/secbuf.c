@@ -28,59 +28,63 @@ static void *alloc(size_t size, unsigned flags)
 }
 
 /*
- * This thread's last failed allocation, explained when it failed: the
- * limit and what was locked are those of that moment.  Not initial-exec
- * TLS: it is only touched on failure, and dlopen() must find room for it.
+ * This thread's last failed allocation, with the lock budget of that
+ * moment; the words are made when asked for.  Small, as the other
+ * initial-exec TLS: static TLS is scarce once the library is dlopen()ed.
  */
 static __thread struct {
+	const char *call;
+	size_t size;
+	unsigned flags;
 	int err;
-	char text[512];
-} last_failure;
+	struct sb_lockroom room;
+} last __attribute__((tls_model("initial-exec")));
 static int debug_printed;
 
-/* The cause of a failed allocation and its fix, after "CALL(SIZE): ENAME: ". */
-static void explain(const char *call, size_t size, unsigned flags, int err)
+/* The failure as "CALL(SIZE): ENAME: " and its cause with the fix. */
+static void explain(char *buf, size_t len)
 {
-	char *buf = last_failure.text;
-	size_t len = sizeof(last_failure.text), at;
-	struct sb_lockroom room;
-	const char *name = strerrorname_np(err);
+	const char *name = strerrorname_np(last.err);
+	size_t at;
+	int n;
 
-	at = (size_t)snprintf(buf, len, "%s(%zu): %s: ", call, size, name ? name : "error");
-	if (at >= len)
-		at = len - 1;
-	if ((flags & SECBUF_SECRET) && err == ENOSYS) {
+	n = snprintf(buf, len, "%s(%zu): %s: ", last.call, last.size, name ? name : "error");
+	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	if ((last.flags & SECBUF_SECRET) && last.err == ENOSYS) {
 		snprintf(buf + at, len - at, "memfd_secret failed: no secret memory here (before "
 			 "Linux 6.5 boot with secretmem.enable=1); SECBUF_BEST_EFFORT falls back");
-	} else if (sb_lock_refused(err) && sb_caps()->method >= 0) {
-		sb_lockroom(&room);
-		sb_explain_refusal(&room, err, size, buf, len, &at);
+	} else if (sb_lock_refused(last.err) && sb_caps()->method >= 0) {
+		sb_explain_refusal(&last.room, last.err, last.size, buf, len, &at);
 		snprintf(buf + at, len - at, "; or SECBUF_BEST_EFFORT for unlocked memory");
-	} else if (err == EINVAL && (size == 0 || (flags & ~ALL_FLAGS))) {
-		snprintf(buf + at, len - at, "%s", size ? "unknown flags" : "size 0");
-	} else if (sb_lock_unavailable(err) || err == EOPNOTSUPP || err == EINVAL) {
+	} else if (last.err == EINVAL && (last.size == 0 || (last.flags & ~ALL_FLAGS))) {
+		snprintf(buf + at, len - at, "%s", last.size ? "unknown flags" : "size 0");
+	} else if (sb_lock_unavailable(last.err) || last.err == EOPNOTSUPP || last.err == EINVAL) {
 		snprintf(buf + at, len - at, "%s",
-			 err == EOPNOTSUPP ? "no lazy lock: " : "no lock method: ");
+			 last.err == EOPNOTSUPP ? "no lazy lock: " : "no lock method: ");
 		at += strlen(buf + at);
 		sb_explain_method(buf + at, len - at);
 	} else {
-		snprintf(buf + at, len - at, "%s", strerror(err));
+		snprintf(buf + at, len - at, "%s", strerror(last.err));
 	}
 }
 
 static void note_failure(const char *call, size_t size, unsigned flags)
 {
 	const char *debug = secure_getenv("SECBUF_DEBUG");
+	char line[600];
 	int err = errno;
-	char line[sizeof(last_failure.text) + 32];
-	int n;
 
-	explain(call, size, flags, err);
-	last_failure.err = err;
-	if (debug && strcmp(debug, "1") == 0 && !__atomic_exchange_n(&debug_printed, 1, __ATOMIC_RELAXED)) {
-		n = snprintf(line, sizeof(line), "libsecbuf: %s\n", last_failure.text);
-		if (n > 0)
-			(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	last.call = call;
+	last.size = size;
+	last.flags = flags;
+	last.err = err;
+	sb_lockroom(&last.room);
+	if (debug && strcmp(debug, "1") == 0 &&
+	    !__atomic_exchange_n(&debug_printed, 1, __ATOMIC_RELAXED)) {
+		memcpy(line, "libsecbuf: ", 11);
+		explain(line + 11, sizeof(line) - 12);
+		strcat(line, "\n");
+		(void)!write(STDERR_FILENO, line, strlen(line));
 	}
 	errno = err;
 }
@@ -117,9 +121,14 @@ SB_API void *secbuf_alloc(size_t size)
 
 SB_API int secbuf_last_failure(char *buf, size_t len)
 {
-	if (buf && len)
-		snprintf(buf, len, "%s", last_failure.err ? last_failure.text : "no failure");
-	return last_failure.err;
+	int saved = errno;
+
+	if (buf && len && last.err)
+		explain(buf, len);
+	else if (buf && len)
+		snprintf(buf, len, "no failure");
+	errno = saved;
+	return last.err;
 }
 
 SB_API int secbuf_lock_reason(char *buf, size_t len)
