@@ -33,8 +33,8 @@ static void usage(FILE *f)
 		"  --output FILE        (--host) replace FILE whole (temporary file, then rename)\n"
 		"  -h, --help     this text;  -V, --version  print the version\n"
 		"Exit status: 0 clean, 1 a page is swapped or evictable, 2 error, 3 nothing audited.\n"
-		"A page counts as locked when kpageflags says MLOCKED or UNEVICTABLE (6.1 sets\n"
-		"the unevictable bit through a per-CPU batch, so it can lag mlock); without\n"
+		"A page counts as locked when kpageflags says MLOCKED or UNEVICTABLE (the kernel\n"
+		"sets the unevictable bit through a per-CPU batch, so it can lag mlock); without\n"
 		"kpageflags, when it is resident in a VM_LOCKED mapping.\n");
 }
 
