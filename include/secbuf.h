@@ -74,6 +74,14 @@ struct secbuf_stat {
 	unsigned flags;           /* flags passed to secbuf_alloc_flags */
 };
 
+/* The whole process's secrets (secbuf_totals()). */
+struct secbuf_totals {
+	size_t secrets;       /* live buffers and packed secrets, the drop-in's included */
+	size_t bytes;         /* bytes asked for, summed over them */
+	size_t mapped_bytes;  /* data pages mapped for them: buffers, slabs, the key page */
+	size_t locked_pages;  /* of those, pages locked now (the kernel's Locked: count) */
+};
+
 /*
  * Allocate size bytes, locked on first touch; NULL and errno if it can't be
  * locked.  Errors: EINVAL (size 0, bad SECBUF_LOCK), ENOMEM/EAGAIN (too
@@ -121,9 +129,21 @@ size_t secbuf_size(const void *ptr);
 
 /*
  * Fill *st.  Returns 0, or -1 with errno EINVAL (NULL argument) or the error
- * of mincore(2).  A foreign pointer aborts.
+ * of mincore(2).  A foreign pointer aborts.  For a packed secret the pages
+ * are those of its slot, which it shares with its slab's other secrets;
+ * secbuf_totals() gives the whole process's.
  */
 int secbuf_stat(const void *ptr, struct secbuf_stat *st);
+
+/*
+ * Fill *t with the whole process's live secrets, their bytes, the data
+ * pages mapped for them and how many of those are locked, as the kernel
+ * counts them (/proc/self/smaps: the mappings with secbuf's VmFlags dd
+ * and wf, and memfd_secret memory).  Returns 0, or -1 with errno EINVAL
+ * (NULL) or that of reading /proc/self/smaps (then *t is untouched).
+ * A forked child starts at 0 secrets: those it inherits are not its own.
+ */
+int secbuf_totals(struct secbuf_totals *t);
 
 /*
  * The process's lock method: SECBUF_LOCK_* as probed (or as forced by

@@ -227,6 +227,24 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 	return ret;
 }
 
+SB_API int secbuf_totals(struct secbuf_totals *t)
+{
+	size_t mapped, locked;
+	int saved = errno;
+
+	if (!t) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (sb_smaps_totals(&mapped, &locked) < 0)
+		return -1;
+	sb_count_get(&t->secrets, &t->bytes);
+	t->mapped_bytes = mapped;
+	t->locked_pages = locked / sb_caps()->page;
+	errno = saved;
+	return 0;
+}
+
 /* No re-entry guard: a signal handler may purge while a call is running. */
 SB_API void secbuf_purge(void)
 {

@@ -69,6 +69,13 @@ SB_HIDDEN int sb_explain_refusal(const struct sb_lockroom *r, int err, size_t ne
 SB_HIDDEN int sb_explain_method(char *buf, size_t len);
 
 /*
+ * locked.c: the bytes of this process's mappings with secbuf's signature
+ * (dd and wf) and of memfd_secret memory, and of those the bytes locked,
+ * from /proc/self/smaps.  0, or -1 with errno.
+ */
+SB_HIDDEN int sb_smaps_totals(size_t *mapped_bytes, size_t *locked_bytes);
+
+/*
  * lock.c: lock a range with a method, after it is mapped (MAP_LOCKONFAULT
  * ranges were locked by mmap itself), and undo a lock that failed part-way.
  * 0, or -1 with errno.

@@ -8,6 +8,7 @@ int main(int argc, char **argv)
 		lock_tests,
 		probe_tests,
 		explain_tests,
+		totals_tests,
 		alloc_tests,
 		guard_tests,
 		wipe_cost_tests,

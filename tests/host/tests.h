@@ -37,6 +37,7 @@ extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
 extern const struct sbt_test inject_tests[];	/* inject-tests.c */
 extern const struct sbt_test probe_tests[];	/* probe-tests.c */
 extern const struct sbt_test explain_tests[];	/* explain-tests.c */
+extern const struct sbt_test totals_tests[];	/* totals-tests.c */
 extern const struct sbt_test key_tests[];	/* key-tests.c */
 extern const struct sbt_test packed_tests[];	/* packed-tests.c */
 extern const struct sbt_test packed_slab_tests[];     /* packed-slab-tests.c */
