@@ -426,7 +426,8 @@ int main(int argc, char **argv)
 			strerror(errno),
 			errno == ENOENT || errno == ECONNREFUSED ?
 				" (is secbufd running? start it, or give its socket: -s PATH "
-				"or SECBUFD_SOCKET)" : "");
+				"or SECBUFD_SOCKET)" :
+				"");
 		secbuf_free(frame);
 		return EXIT_IO;
 	}

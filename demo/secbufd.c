@@ -235,7 +235,8 @@ int main(int argc, char **argv)
 			return 2;
 		default:
 			if (optopt)
-				fprintf(stderr, "secbufd: unknown option -%c; try secbufd --help\n", optopt);
+				fprintf(stderr, "secbufd: unknown option -%c; try secbufd --help\n",
+					optopt);
 			else
 				fprintf(stderr, "secbufd: unknown option %s; try secbufd --help\n",
 					argv[optind - 1]);

@@ -76,10 +76,10 @@ struct secbuf_stat {
 
 /* The whole process's secrets (secbuf_totals()). */
 struct secbuf_totals {
-	size_t secrets;       /* live buffers and packed secrets, the drop-in's included */
-	size_t bytes;         /* bytes asked for, summed over them */
-	size_t mapped_bytes;  /* data pages mapped for them: buffers, slabs, the key page */
-	size_t locked_pages;  /* of those, pages locked now (the kernel's Locked: count) */
+	size_t secrets;	     /* live buffers and packed secrets, the drop-in's included */
+	size_t bytes;	     /* bytes asked for, summed over them */
+	size_t mapped_bytes; /* data pages mapped for them: buffers, slabs, the key page */
+	size_t locked_pages; /* of those, pages locked now (the kernel's Locked: count) */
 };
 
 /*
@@ -157,12 +157,12 @@ int secbuf_totals(struct secbuf_totals *t);
 int secbuf_lock_method(void);
 
 /* Why the lock method is what it is, or why a lock was refused. */
-#define SECBUF_REASON_PROVEN	0	/* its call worked here: the best this kernel has */
-#define SECBUF_REASON_FORCED	1	/* SECBUF_LOCK chose it (or named no method) */
-#define SECBUF_REASON_NO_KERNEL	2	/* no lock-on-fault call worked: the kernel has none */
-#define SECBUF_REASON_LIMIT	3	/* RLIMIT_MEMLOCK is 0, or too little is left of it */
-#define SECBUF_REASON_SANDBOX	4	/* refused with room in the limit: seccomp, an LSM */
-#define SECBUF_REASON_MEMORY	5	/* not the limit: out of memory, vm.max_map_count */
+#define SECBUF_REASON_PROVEN	0 /* its call worked here: the best this kernel has */
+#define SECBUF_REASON_FORCED	1 /* SECBUF_LOCK chose it (or named no method) */
+#define SECBUF_REASON_NO_KERNEL 2 /* no lock-on-fault call worked: the kernel has none */
+#define SECBUF_REASON_LIMIT	3 /* RLIMIT_MEMLOCK is 0, or too little is left of it */
+#define SECBUF_REASON_SANDBOX	4 /* refused with room in the limit: seccomp, an LSM */
+#define SECBUF_REASON_MEMORY	5 /* not the limit: out of memory, vm.max_map_count */
 
 /*
  * Why secbuf_lock_method() answers what it does: a SECBUF_REASON_* and, in

@@ -51,7 +51,8 @@ static void explain(char *buf, size_t len)
 	n = snprintf(buf, len, "%s(%zu): %s: ", last.call, last.size, name ? name : "error");
 	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 	if ((last.flags & SECBUF_SECRET) && last.err == ENOSYS) {
-		snprintf(buf + at, len - at, "memfd_secret failed: no secret memory here (before "
+		snprintf(buf + at, len - at,
+			 "memfd_secret failed: no secret memory here (before "
 			 "Linux 6.5 boot with secretmem.enable=1); SECBUF_BEST_EFFORT falls back");
 	} else if (sb_lock_refused(last.err) && sb_caps()->method >= 0) {
 		sb_explain_refusal(&last.room, last.err, last.size, buf, len, &at);

@@ -132,9 +132,11 @@ static void print_methods(const struct audit_map *m, size_t n)
 	for (g = 0; g < groups; g++)
 		printf("%s %s on %zu mapping%s (%s)", g ? "," : "", name[g], count[g],
 		       count[g] == 1 ? "" : "s",
-		       !named[g] ? (strcmp(name[g], "lock-on-fault") ? "from VmFlags" :
-				    "from VmFlags lo lf: mlock2 or MAP_LOCKONFAULT") :
-		       !strcmp(name[g], "secretmem") ? "memfd_secret" : "named by libsecbuf");
+		       !named[g]		     ? (strcmp(name[g], "lock-on-fault") ?
+								"from VmFlags" :
+								"from VmFlags lo lf: mlock2 or MAP_LOCKONFAULT") :
+		       !strcmp(name[g], "secretmem") ? "memfd_secret" :
+						       "named by libsecbuf");
 	printf("; VmFlags agree on %zu of %zu: %s\n", agree, n, agree == n ? "ok" : "MISMATCH");
 }
 
@@ -181,7 +183,8 @@ static void print_nothing(pid_t pid, unsigned searched, const struct audit_opts 
 }
 
 static void print_text(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
-		       const struct totals *t, int kpf, unsigned searched, const struct audit_opts *o)
+		       const struct totals *t, int kpf, unsigned searched,
+		       const struct audit_opts *o)
 {
 	int dropin = runs_dropin(pid);
 	char method[64], verdict[64];
@@ -198,7 +201,8 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	print_selection(t->by);
 	print_methods(m, n);
 	printf("figures in pages of %ld kB: pages = untouched + swapped + resident, "
-	       "resident = locked + evictable\n", sysconf(_SC_PAGESIZE) / 1024);
+	       "resident = locked + evictable\n",
+	       sysconf(_SC_PAGESIZE) / 1024);
 	printf("VmFlags: lo locked, lf locked on fault, dd not in core dumps, wf wiped in forked "
 	       "children; locked: %s\n",
 	       kpf ? "kpageflags MLOCKED or UNEVICTABLE (the unevictable bit can lag mlock)" :
@@ -215,8 +219,8 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 		       m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-", m[i].pages,
 		       m[i].pages - m[i].resident - m[i].swapped, m[i].swapped, m[i].resident,
 		       m[i].locked, m[i].evictable, mapping_method(&m[i], method, sizeof(method)),
-		       mapping_what(&m[i], dropin), mapping_verdict(&m[i], verdict, sizeof(verdict)),
-		       m[i].name[0] ? " " : "");
+		       mapping_what(&m[i], dropin),
+		       mapping_verdict(&m[i], verdict, sizeof(verdict)), m[i].name[0] ? " " : "");
 		print_escaped(stdout, m[i].name, ESCAPE_TEXT);
 		putchar('\n');
 	}
@@ -226,8 +230,9 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	       (int)pid, n, t->pages, t->pages - t->resident - t->swapped, t->swapped, t->resident,
 	       t->resident, t->locked, t->evictable, t->secret,
 	       !t->dirty ? "CLEAN (nothing swapped, nothing evictable)" :
-	       t->swapped || t->evictable ? "LEAK (see the rows marked LEAK)" :
-					    "LEAK (a mapping named after a lock method is not locked)");
+	       t->swapped || t->evictable ?
+			   "LEAK (see the rows marked LEAK)" :
+			   "LEAK (a mapping named after a lock method is not locked)");
 }
 
 static void print_json(pid_t pid, const char *comm, const struct audit_map *m, size_t n,

@@ -197,12 +197,12 @@ static void test_methods(void)
 		return;
 	p[0] = 1;
 	rc = audit(text);
-	tap_check(
-		rc == 0 &&
-			strstr(out, "\nlock method: mlock2 on 1 mapping (named by libsecbuf); VmFlags "
-				    "agree on 1 of 1: ok\n"),
-		"the audit reads the lock method from [anon:secbuf:METHOD] (exit %d): %.300s", rc,
-		out);
+	tap_check(rc == 0 &&
+			  strstr(out,
+				 "\nlock method: mlock2 on 1 mapping (named by libsecbuf); VmFlags "
+				 "agree on 1 of 1: ok\n"),
+		  "the audit reads the lock method from [anon:secbuf:METHOD] (exit %d): %.300s", rc,
+		  out);
 	munmap(p, len);
 
 	/* Nothing resident, so nothing evictable: only the name says it should be locked. */
@@ -242,7 +242,8 @@ static void test_nothing_hint(void)
 	char want[160];
 	int rc;
 
-	if (!tap_check(p != MAP_FAILED && lock(p, len) == 0, "a locked mapping of 2 pages, not secbuf's"))
+	if (!tap_check(p != MAP_FAILED && lock(p, len) == 0,
+		       "a locked mapping of 2 pages, not secbuf's"))
 		return;
 	rc = audit(text);
 	snprintf(want, sizeof(want), "--all would audit 1 locked mapping (2 pages)");
@@ -278,11 +279,13 @@ static void test_text_figures(void)
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "lock method:", 12))
 			methods++;
-		if (sscanf(line, "summary: pid %*d: %zu mappings, %lu pages = %lu untouched + %lu swapped + "
-				 "%lu resident; %lu resident = %lu locked + %lu evictable",
+		if (sscanf(line,
+			   "summary: pid %*d: %zu mappings, %lu pages = %lu untouched + %lu swapped + "
+			   "%lu resident; %lu resident = %lu locked + %lu evictable",
 			   &n, &tot[0], &tot[1], &tot[2], &tot[3], &tot[4], &tot[5], &tot[6]) == 8)
 			continue;
-		if (sscanf(line, "%*[0-9a-f]-%*[0-9a-f] %*s %*s %*s %*s %*s %lu %lu %lu %lu %lu %lu",
+		if (sscanf(line,
+			   "%*[0-9a-f]-%*[0-9a-f] %*s %*s %*s %*s %*s %lu %lu %lu %lu %lu %lu",
 			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
 			continue;
 		rows++;
@@ -291,18 +294,20 @@ static void test_text_figures(void)
 		for (int i = 0; i < 6; i++)
 			sum[i] += v[i];
 	}
-	tap_check(rc == 1 && rows == n && rows >= 2 && !bad && tot[0] == sum[0] && tot[1] == sum[1] &&
-			  tot[2] == sum[2] && tot[3] == sum[3] && tot[4] == tot[3] &&
-			  tot[5] == sum[4] && tot[6] == sum[5] && sum[5] >= 3,
-		  "the text's figures add up: %zu rows of %zu, %zu bad, summary %lu = %lu + %lu + %lu, "
-		  "%lu = %lu + %lu; rows' evictable %lu (exit %d)",
-		  rows, n, bad, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], sum[5], rc);
+	tap_check(
+		rc == 1 && rows == n && rows >= 2 && !bad && tot[0] == sum[0] && tot[1] == sum[1] &&
+			tot[2] == sum[2] && tot[3] == sum[3] && tot[4] == tot[3] &&
+			tot[5] == sum[4] && tot[6] == sum[5] && sum[5] >= 3,
+		"the text's figures add up: %zu rows of %zu, %zu bad, summary %lu = %lu + %lu + %lu, "
+		"%lu = %lu + %lu; rows' evictable %lu (exit %d)",
+		rows, n, bad, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], sum[5], rc);
 	rc = audit(text);
-	if (!tap_check(methods == 1 &&
-			       strstr(out, "VmFlags: lo locked, lf locked on fault, dd not in core "
-					   "dumps, wf wiped in forked children") &&
-			       strstr(out, "LEAK: 3 evictable") && !strstr(out, "6.1"),
-		       "one method line, one legend line for lo lf dd wf, a LEAK row with its reason"))
+	if (!tap_check(
+		    methods == 1 &&
+			    strstr(out, "VmFlags: lo locked, lf locked on fault, dd not in core "
+					"dumps, wf wiped in forked children") &&
+			    strstr(out, "LEAK: 3 evictable") && !strstr(out, "6.1"),
+		    "one method line, one legend line for lo lf dd wf, a LEAK row with its reason"))
 		show_out();
 	munmap(onfault, len);
 	munmap(unlocked, len);

@@ -87,8 +87,9 @@ int sb_explain_refusal(const struct sb_lockroom *r, int err, size_t need, char *
 			add(buf, len, at, "unlimited");
 		else
 			add(buf, len, at, "%lld kB, %lld kB locked", r->limit_kb, r->locked_kb);
-		add(buf, len, at, "%s); allow mlock2 and mlock in the filter (systemd: "
-				  "SystemCallFilter=@memlock) or the security module's policy",
+		add(buf, len, at,
+		    "%s); allow mlock2 and mlock in the filter (systemd: "
+		    "SystemCallFilter=@memlock) or the security module's policy",
 		    r->seccomp == 2 ? "; a seccomp filter is on" : "");
 		return SECBUF_REASON_SANDBOX;
 	}
@@ -119,7 +120,8 @@ int sb_explain_method(char *buf, size_t len)
 		buf[0] = 0;
 	if (force && *force) {
 		if (c->method >= 0) {
-			add(buf, len, &at, "%s: SECBUF_LOCK chose it", secbuf_lock_method_name(c->method));
+			add(buf, len, &at, "%s: SECBUF_LOCK chose it",
+			    secbuf_lock_method_name(c->method));
 			return SECBUF_REASON_FORCED;
 		}
 		add(buf, len, &at, "SECBUF_LOCK=%s: ", force);
@@ -136,11 +138,13 @@ int sb_explain_method(char *buf, size_t len)
 	}
 	switch (c->method) {
 	case SECBUF_LOCK_MAP_LOCKONFAULT:
-		add(buf, len, &at, "maplockonfault: the patched kernel's mmap(MAP_LOCKONFAULT) worked");
+		add(buf, len, &at,
+		    "maplockonfault: the patched kernel's mmap(MAP_LOCKONFAULT) worked");
 		return SECBUF_REASON_PROVEN;
 	case SECBUF_LOCK_MLOCK2_ONFAULT:
-		add(buf, len, &at, "mlock2: mlock2(MLOCK_ONFAULT) worked (a stock kernel's "
-				   "lock-on-fault; MAP_LOCKONFAULT needs the kernel patch)");
+		add(buf, len, &at,
+		    "mlock2: mlock2(MLOCK_ONFAULT) worked (a stock kernel's "
+		    "lock-on-fault; MAP_LOCKONFAULT needs the kernel patch)");
 		return SECBUF_REASON_PROVEN;
 	}
 	add(buf, len, &at, "mlock (eager: it locks SECBUF_POPULATE buffers only): ");
@@ -150,8 +154,9 @@ int sb_explain_method(char *buf, size_t len)
 		sb_lockroom(&r);
 		return sb_explain_refusal(&r, err, c->page, buf, len, &at);
 	}
-	add(buf, len, &at, "no lock-on-fault call worked here (mlock2(MLOCK_ONFAULT): %s); "
-			   "the kernel has none (before Linux 4.4)",
+	add(buf, len, &at,
+	    "no lock-on-fault call worked here (mlock2(MLOCK_ONFAULT): %s); "
+	    "the kernel has none (before Linux 4.4)",
 	    strerrorname_np(err) ? strerrorname_np(err) : "failed");
 	sb_lockroom(&r);
 	if (r.seccomp == 2)

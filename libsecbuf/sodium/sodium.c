@@ -139,10 +139,11 @@ static void warn_unlocked(size_t size)
 		sb_lockroom(&room);
 		sb_explain_refusal(&room, 0, size, why, sizeof(why), &at);
 	}
-	n = snprintf(msg, sizeof(msg), "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
+	n = snprintf(msg, sizeof(msg),
+		     "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
 		     "memory is NOT locked and may be swapped (%s); "
-		     "SECBUF_STRICT=1 refuses instead\n", program_invocation_short_name,
-		     (int)getpid(), why);
+		     "SECBUF_STRICT=1 refuses instead\n",
+		     program_invocation_short_name, (int)getpid(), why);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }

@@ -35,8 +35,14 @@ static void nobody_with(rlim_t bytes)
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
 		_exit(124);
 }
-static void nobody_no_memlock(void) { nobody_with(0); }
-static void nobody_64k(void) { nobody_with(64 * 1024); }
+static void nobody_no_memlock(void)
+{
+	nobody_with(0);
+}
+static void nobody_64k(void)
+{
+	nobody_with(64 * 1024);
+}
 
 /* As nobody with RLIMIT_MEMLOCK 0: the limit, not the kernel. */
 int explain_limit_main(void)
@@ -74,8 +80,9 @@ int explain_budget_main(void)
 	snprintf(need, sizeof(need), "%ld kB more were needed", (long)(16 * MiB / 1024));
 	if ((err != ENOMEM && err != EAGAIN) || err != errno)
 		return mode_fail(5, "errno", strerror(err));
-	if (!strstr(text, "secbuf_alloc(16777216): E") || !strstr(text, "RLIMIT_MEMLOCK is 64 kB") ||
-	    !strstr(text, need) || !strstr(text, "ulimit -l"))
+	if (!strstr(text, "secbuf_alloc(16777216): E") ||
+	    !strstr(text, "RLIMIT_MEMLOCK is 64 kB") || !strstr(text, need) ||
+	    !strstr(text, "ulimit -l"))
 		return mode_fail(6, "last failure", text);
 	return 0;
 }
