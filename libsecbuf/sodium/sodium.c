@@ -122,28 +122,28 @@ static int alloc_flags(void)
  * libsodium hands out memory whose lock failed without a word; we hand it
  * out too (unless SECBUF_STRICT says yes), but say so, once, with the way out.
  */
-static void warn_unlocked(void)
+static void warn_unlocked(size_t size)
 {
 	const struct sb_caps *caps = sb_caps();
-	struct rlimit rl = { 0, 0 };
-	char msg[400];
-	const char *why;
+	struct sb_lockroom room;
+	char msg[700], why[512];
+	size_t at = 0;
 	int n;
 
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		return;
-	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK)
-		why = secure_getenv("SECBUF_LOCK") ? "SECBUF_LOCK names no method that locks on fault" :
-			"this kernel cannot lock memory on fault";
-	else
-		why = "the lock was refused: RLIMIT_MEMLOCK is spent (raise it: ulimit -l, "
-		      "LimitMEMLOCK=) or the process may not lock memory";
-	getrlimit(RLIMIT_MEMLOCK, &rl);
-	n = snprintf(msg, sizeof(msg), "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
-		     "memory is NOT locked and may be swapped (%s; RLIMIT_MEMLOCK %ld kB); "
-		     "SECBUF_STRICT=1 refuses instead\n", program_invocation_short_name,
-		     (int)getpid(), why, rl.rlim_cur == RLIM_INFINITY ? -1L :
-		     (long)(rl.rlim_cur / 1024));
+	/* The method cannot lock lazily (why: the probe's), or this lock was refused. */
+	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK) {
+		sb_explain_method(why, sizeof(why));
+	} else {
+		sb_lockroom(&room);
+		sb_explain_refusal(&room, 0, size, why, sizeof(why), &at);
+	}
+	n = snprintf(msg, sizeof(msg),
+		     "libsecbuf-sodium: %s[%d]: warning: sodium_malloc() "
+		     "memory is NOT locked and may be swapped (%s); "
+		     "SECBUF_STRICT=1 refuses instead\n",
+		     program_invocation_short_name, (int)getpid(), why);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
@@ -180,7 +180,7 @@ void *sodium_malloc(size_t size)
 		if ((flags & SECBUF_SECRET) && method != SECBUF_LOCK_SECRETMEM)
 			warn_not_secret(method);
 		if (method == SECBUF_LOCK_NONE)
-			warn_unlocked();
+			warn_unlocked(size);
 		errno = saved;
 	}
 	sb_leave();
