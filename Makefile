@@ -13,17 +13,47 @@ KVERS ?= 6.1 6.12
 KARCH ?= x86_64
 
 
-.PHONY: all deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
+.PHONY: all deps deps-host deps-host-tests deps-guest deps-bench deps-fuzzing check-deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64
+	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust
 
 all: lib
 	$(MAKE) -C demo all
 	$(MAKE) -C bench all
 
+# Debian's packages, one group per target (.ci/deps lists them): each
+# target installs what it uses, and make deps everything make check needs.
 deps:
-	@.ci/deps
+	@.ci/deps check
+
+# A compiler, make, pkg-config and libsodium: the library, the demo's
+# programs and make demo-host.
+deps-host:
+	@.ci/deps host
+
+# The host tests: check, valgrind, Prometheus and the node exporter.
+deps-host-tests:
+	@.ci/deps host host-tests
+
+# The guest kernels' sources and build tools, QEMU, busybox, and the
+# static libraries the guest's test programs link.
+deps-guest:
+	@.ci/deps host host-tests guest
+
+# make bench: the guest's and gnuplot for the charts.
+deps-bench:
+	@.ci/deps host host-tests guest bench
+
+# clang's libFuzzer, for the fuzz targets.
+deps-fuzzing:
+	@.ci/deps host fuzzing
+
+# The quick start in a fresh Debian 12 chroot (mmdebstrap minbase): make
+# demo-host installs the host group only, and runs, as root and as a user
+# (root; a few minutes; not part of check).
+check-deps: deps-debian
+	@.ci/deps-chroot
 
 # What make deb and make check-debian need beyond make deps.
 deps-debian:
@@ -39,28 +69,28 @@ lib:
 
 # The guest kernel KVER, patched with kernel/patches/KVER/series or not,
 # cached by hash.
-kernel: deps
+kernel: deps-guest
 	@kernel/build.sh patched $(KVER) >/dev/null
 
-kernel-stock: deps
+kernel-stock: deps-guest
 	@kernel/build.sh stock $(KVER) >/dev/null
 
-kernel-lint: deps
+kernel-lint: deps-guest
 	@kernel/lint.sh $(KVER)
 
 # Build after every patch of the series (15 to 30 min; not part of check).
-kernel-bisect: deps
+kernel-bisect: deps-guest
 	@kernel/bisect.sh $(KVER)
 
 # 6.12 with only the remap_file_pages() fix, against stock 6.12 (builds
 # a kernel of its own, ~7 min the first time; not part of check).
-kernel-fix-alone: deps
+kernel-fix-alone: deps-guest
 	@kernel/fix-alone.sh
 
 # The series on the debug kernels (KASAN, lockdep, DEBUG_VM): the guest
 # suites, lof-fuzz and trinity, for KVER or both versions; not part
 # of check (20 min of fuzzing per version plus the suites).
-check-kernel-debug: deps
+check-kernel-debug: deps-guest
 	@kernel/debug-check.sh $(KVER)
 
 # The man-pages patches (kernel/man-pages) applied to a man-pages git tree
@@ -84,6 +114,8 @@ guest: lib
 ifeq ($(KARCH),x86_64)
 	$(MAKE) -C libsecbuf guest
 	$(MAKE) -C bench guest
+	$(MAKE) -C bindings/go guest
+	@bindings/rust/guest/build
 endif
 
 guest-image: guest
@@ -106,31 +138,51 @@ lint: deps
 check-arm64: deps-arm64
 	@tests/run-all --arm64
 
-check-host: deps
+check-host: deps-host-tests
 	@tests/run-all --host-only
 
-check-guest: deps
+check-guest: deps-guest
 	@tests/run-all --guest-only
 
-check-asan: deps
+# The Python binding's pytest suite (a stage of check).
+check-python: deps lib
+	$(MAKE) -C bindings/python check
+
+# The Go binding's go test (a stage of check), and its benchmark against
+# memguard (bench/results/bindings-go.md; not part of check).
+check-go: deps lib
+	$(MAKE) -C bindings/go check
+
+bench-go: deps lib
+	$(MAKE) -C bindings/go bench
+
+# The Rust binding's tests (cargo test --offline against Debian's crates
+# and the tree's libsecbuf.a; a stage of check).
+check-rust: deps lib
+	@bindings/rust/run-tests
+
+check-asan: deps-host-tests
 	$(MAKE) -C tests/host check-asan
 	$(MAKE) -C demo check-asan
+	$(MAKE) -C bindings/python check-asan
 
-check-valgrind: deps
+check-valgrind: deps-host-tests
 	$(MAKE) -C tests/host check-valgrind
 
-demo: deps
+demo: deps-guest
 	$(MAKE) -C demo demo
 
-demo-host: deps lib
-	$(MAKE) -C demo demo-host
+# Built quietly (make -s): the story, not the compiler's lines.
+demo-host: deps-host
+	@$(MAKE) -s lib
+	@$(MAKE) -s -C demo demo-host
 
 # Debian's minisign under secbuf-run in QEMU: its key locked, never in swap
 # (the minisign suite of make check, with SECBUF_LOCK=none as the control).
-demo-minisign: deps guest-image
+demo-minisign: deps-guest guest-image
 	@tests/guest/run-suite minisign
 
-bench: deps lib kernel kernel-stock
+bench: deps-bench lib kernel kernel-stock
 	$(MAKE) -C bench bench
 	$(MAKE) -C bench openssl
 
@@ -139,16 +191,27 @@ bench: deps lib kernel kernel-stock
 bench-openssl: deps lib
 	$(MAKE) -C bench openssl
 
+# The Python binding against the C API, per call and for 1 GiB, in one
+# process (bench/results/bindings-python.md; a minute).
+bench-python: deps lib
+	$(MAKE) -C bindings/python bench
+
+# The Rust binding against memsec and against the C API, side by side
+# (bench/results/bindings-rust.md; minutes, mostly memsec's 1 GiB mlock;
+# not part of check).
+bench-rust: deps lib
+	@bindings/rust/bench/run
+
 # Only the kernel-cost boots, stock against patched KVER, under -icount
 # (bench/results/kcost.md for 6.1, kcost-6.12.md for 6.12).
-bench-kcost: deps lib
+bench-kcost: deps-bench lib
 	@kernel/build.sh patched $(KVER) >/dev/null && kernel/build.sh stock $(KVER) >/dev/null
 	$(MAKE) -C bench all guest
 	@bench/run kcost $(KVER)
 
 # secbuf-audit --host against 100, 1,000 and 5,000 processes and its floor
 # (root: a PID namespace; about a minute; bench/results/audit.md).
-bench-audit: deps lib
+bench-audit: deps-bench lib
 	$(MAKE) -C demo all
 	$(MAKE) -C bench all
 	@bench/audit-scale
@@ -176,7 +239,7 @@ uninstall:
 	$(MAKE) -C libsecbuf uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
-qemu-shell: deps
+qemu-shell: deps-guest
 	$(MAKE) guest KVERS=$(KVER)
 	qemu/run-guest --kernel patched-$(KVER) --shell
 

@@ -75,7 +75,7 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see %s --help)\n", prog);
+	fprintf(stderr, "; try %s --help\n", prog);
 	return EXIT_USAGE;
 }
 
@@ -421,7 +421,13 @@ int main(int argc, char **argv)
 
 	fd = kd_connect(path);
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot connect to secbufd at %s: %s\n", prog, path, strerror(errno));
+		/* No socket, or nobody listening on it: the daemon is not there. */
+		fprintf(stderr, "%s: cannot connect to secbufd at %s: %s%s\n", prog, path,
+			strerror(errno),
+			errno == ENOENT || errno == ECONNREFUSED ?
+				" (is secbufd running? start it, or give its socket: -s PATH "
+				"or SECBUFD_SOCKET)" :
+				"");
 		secbuf_free(frame);
 		return EXIT_IO;
 	}

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: secbufd [-s SOCKET] [--mode OCTAL] [--buffer SIZE] [--allow-unlocked]\n"
-		"               [--secret-memory=auto|required|off] [-v]\n"
+		"               [--secret-memory=auto|required|off] [-v] [-h] [-V]\n"
 		"  -s, --socket PATH     Unix socket (default $SECBUFD_SOCKET or " KD_DEFAULT_SOCKET
 		")\n"
 		"      --mode OCTAL      socket file mode (default 0600; peers are checked by uid anyway)\n"
@@ -37,8 +37,11 @@ static void usage(FILE *f)
 		"      --secret-memory=WHEN  keys in memfd_secret memory, out of the kernel's direct\n"
 		"                        map: auto (default: if the kernel has it), required, off\n"
 		"  -v, --verbose         log one line per request (operation and size, never key bytes)\n"
+		"  -h, --help            this text\n"
 		"  -V, --version         print the version\n"
-		"SIGTERM, SIGINT, SIGHUP and SIGQUIT wipe every key and the buffer, then exit 0.\n");
+		"SIGTERM, SIGINT, SIGHUP and SIGQUIT wipe every key and the buffer, then exit 0.\n"
+		"Exit status: 0 after a clean stop, 1 cannot start (memory cannot be locked, the\n"
+		"socket cannot be made, no secret memory when required), 2 usage.\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -190,7 +193,8 @@ int main(int argc, char **argv)
 	int allow_unlocked = 0, strict = 0, secret = SECRET_AUTO, tier, opt;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "s:vVh", opts, NULL)) != -1) {
+	opterr = 0; /* one line of our own, not getopt's and the usage */
+	while ((opt = getopt_long(argc, argv, ":s:vVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's': cfg.path = optarg; break;
 		case 'm':
@@ -225,7 +229,18 @@ int main(int argc, char **argv)
 		case 'v': cfg.verbose = 1; break;
 		case 'V': printf("secbufd (secbuf) %s\n", SECBUF_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case ':':
+			fprintf(stderr, "secbufd: %s needs an argument; try secbufd --help\n",
+				argv[optind - 1]);
+			return 2;
+		default:
+			if (optopt)
+				fprintf(stderr, "secbufd: unknown option -%c; try secbufd --help\n",
+					optopt);
+			else
+				fprintf(stderr, "secbufd: unknown option %s; try secbufd --help\n",
+					argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (optind != argc || (strict && allow_unlocked)) {

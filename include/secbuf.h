@@ -32,6 +32,8 @@
  *
  * Env SECBUF_LOCK=maplockonfault|mlock2|mlock|none forces a lock method
  * (ignored in set-uid programs).  A forced method the kernel lacks is an error.
+ * Env SECBUF_DEBUG=1 prints the first failed allocation's explanation
+ * (secbuf_last_failure()) to stderr, once per process.
  */
 #ifndef SECBUF_H
 #define SECBUF_H
@@ -71,6 +73,14 @@ struct secbuf_stat {
 	size_t   locked_pages;    /* resident_pages when the region is locked, else 0 */
 	int      lock_method;     /* SECBUF_LOCK_* actually used for this buffer */
 	unsigned flags;           /* flags passed to secbuf_alloc_flags */
+};
+
+/* The whole process's secrets (secbuf_totals()). */
+struct secbuf_totals {
+	size_t secrets;	     /* live buffers and packed secrets, the drop-in's included */
+	size_t bytes;	     /* bytes asked for, summed over them */
+	size_t mapped_bytes; /* data pages mapped for them: buffers, slabs, the key page */
+	size_t locked_pages; /* of those, pages locked now (the kernel's Locked: count) */
 };
 
 /*
@@ -127,9 +137,21 @@ size_t secbuf_size(const void *ptr);
 
 /*
  * Fill *st.  Returns 0, or -1 with errno EINVAL (NULL argument) or the error
- * of mincore(2).  A foreign pointer aborts.
+ * of mincore(2).  A foreign pointer aborts.  For a packed secret the pages
+ * are those of its slot, which it shares with its slab's other secrets;
+ * secbuf_totals() gives the whole process's.
  */
 int secbuf_stat(const void *ptr, struct secbuf_stat *st);
+
+/*
+ * Fill *t with the whole process's live secrets, their bytes, the data
+ * pages mapped for them and how many of those are locked, as the kernel
+ * counts them (/proc/self/smaps: the mappings with secbuf's VmFlags dd
+ * and wf, and memfd_secret memory).  Returns 0, or -1 with errno EINVAL
+ * (NULL) or that of reading /proc/self/smaps (then *t is untouched).
+ * A forked child starts at 0 secrets: those it inherits are not its own.
+ */
+int secbuf_totals(struct secbuf_totals *t);
 
 /*
  * The process's lock method: SECBUF_LOCK_* as probed (or as forced by
@@ -141,6 +163,35 @@ int secbuf_stat(const void *ptr, struct secbuf_stat *st);
  * (its probe was refused).
  */
 int secbuf_lock_method(void);
+
+/* Why the lock method is what it is, or why a lock was refused. */
+#define SECBUF_REASON_PROVEN	0 /* its call worked here: the best this kernel has */
+#define SECBUF_REASON_FORCED	1 /* SECBUF_LOCK chose it (or named no method) */
+#define SECBUF_REASON_NO_KERNEL 2 /* no lock-on-fault call worked: the kernel has none */
+#define SECBUF_REASON_LIMIT	3 /* RLIMIT_MEMLOCK is 0, or too little is left of it */
+#define SECBUF_REASON_SANDBOX	4 /* refused with room in the limit: seccomp, an LSM */
+#define SECBUF_REASON_MEMORY	5 /* not the limit: out of memory, vm.max_map_count */
+
+/*
+ * Why secbuf_lock_method() answers what it does: a SECBUF_REASON_* and, in
+ * buf (len bytes, always terminated when len > 0; NULL/0 for the code
+ * alone), one line that names the method, the cause and the fix ("mlock
+ * (...): lock-on-fault was refused: RLIMIT_MEMLOCK is 0 ...; raise it:
+ * ulimit -l, or LimitMEMLOCK= in a systemd unit").  Never fails.
+ */
+int secbuf_lock_reason(char *buf, size_t len);
+
+/*
+ * Explain this thread's last failed secbuf_alloc()/secbuf_alloc_flags():
+ * one line in buf with the call, its size, the errno name and the cause
+ * with its fix: for a lock refused, RLIMIT_MEMLOCK, what is locked
+ * already and what was needed ("secbuf_alloc(16777216): ENOMEM: ...
+ * RLIMIT_MEMLOCK is 8192 kB, 0 kB are locked already, 16388 kB more were
+ * needed; raise it: ulimit -l, or LimitMEMLOCK= ...").  Returns that
+ * failure's errno, or 0 (and "no failure") if this thread had none.
+ * The limit and what was locked are those of the moment it failed.
+ */
+int secbuf_last_failure(char *buf, size_t len);
 
 /*
  * "maplockonfault", "mlock2", "mlock", "none", "secretmem" (a tier of

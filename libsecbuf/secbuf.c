@@ -3,8 +3,13 @@
  * pointer belongs to (packed/ or guarded/), nothing more.  Each entry
  * point keeps errno as it found it unless it fails.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "init.h"
 
 #define ALL_FLAGS \
@@ -24,6 +29,69 @@ static void *alloc(size_t size, unsigned flags)
 	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, 0, NULL);
 }
 
+/*
+ * This thread's last failed allocation, with the lock budget of that
+ * moment; the words are made when asked for.  Small, as the other
+ * initial-exec TLS: static TLS is scarce once the library is dlopen()ed.
+ */
+static __thread struct {
+	const char *call;
+	size_t size;
+	unsigned flags;
+	int err;
+	struct sb_lockroom room;
+} last __attribute__((tls_model("initial-exec")));
+static int debug_printed;
+
+/* The failure as "CALL(SIZE): ENAME: " and its cause with the fix. */
+static void explain(char *buf, size_t len)
+{
+	const char *name = strerrorname_np(last.err);
+	size_t at;
+	int n;
+
+	n = snprintf(buf, len, "%s(%zu): %s: ", last.call, last.size, name ? name : "error");
+	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	if ((last.flags & SECBUF_SECRET) && last.err == ENOSYS) {
+		snprintf(buf + at, len - at,
+			 "memfd_secret failed: no secret memory here (before "
+			 "Linux 6.5 boot with secretmem.enable=1); SECBUF_BEST_EFFORT falls back");
+	} else if (sb_lock_refused(last.err) && sb_caps()->method >= 0) {
+		sb_explain_refusal(&last.room, last.err, last.size, buf, len, &at);
+		snprintf(buf + at, len - at, "; or SECBUF_BEST_EFFORT for unlocked memory");
+	} else if (last.err == EINVAL && (last.size == 0 || (last.flags & ~ALL_FLAGS))) {
+		snprintf(buf + at, len - at, "%s", last.size ? "unknown flags" : "size 0");
+	} else if (sb_lock_unavailable(last.err) || last.err == EOPNOTSUPP || last.err == EINVAL) {
+		snprintf(buf + at, len - at, "%s",
+			 last.err == EOPNOTSUPP ? "no lazy lock: " : "no lock method: ");
+		at += strlen(buf + at);
+		sb_explain_method(buf + at, len - at);
+	} else {
+		snprintf(buf + at, len - at, "%s", strerror(last.err));
+	}
+}
+
+static void note_failure(const char *call, size_t size, unsigned flags)
+{
+	const char *debug = secure_getenv("SECBUF_DEBUG");
+	char line[600];
+	int err = errno;
+
+	last.call = call;
+	last.size = size;
+	last.flags = flags;
+	last.err = err;
+	sb_lockroom(&last.room);
+	if (debug && strcmp(debug, "1") == 0 &&
+	    !__atomic_exchange_n(&debug_printed, 1, __ATOMIC_RELAXED)) {
+		memcpy(line, "libsecbuf: ", 11);
+		explain(line + 11, sizeof(line) - 12);
+		strcat(line, "\n");
+		(void)!write(STDERR_FILENO, line, strlen(line));
+	}
+	errno = err;
+}
+
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 {
 	int saved = errno;
@@ -33,6 +101,8 @@ SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)
 	p = alloc(size, flags);
 	if (p)
 		errno = saved;
+	else
+		note_failure(__func__, size, flags);
 	sb_leave();
 	return p;
 }
@@ -46,8 +116,34 @@ SB_API void *secbuf_alloc(size_t size)
 	p = alloc(size, 0);
 	if (p)
 		errno = saved;
+	else
+		note_failure(__func__, size, 0);
 	sb_leave();
 	return p;
+}
+
+SB_API int secbuf_last_failure(char *buf, size_t len)
+{
+	int saved = errno;
+
+	if (buf && len && last.err)
+		explain(buf, len);
+	else if (buf && len)
+		snprintf(buf, len, "no failure");
+	errno = saved;
+	return last.err;
+}
+
+SB_API int secbuf_lock_reason(char *buf, size_t len)
+{
+	char none[1];
+	int saved = errno, reason;
+
+	sb_enter(__func__);
+	reason = buf && len ? sb_explain_method(buf, len) : sb_explain_method(none, sizeof(none));
+	errno = saved;
+	sb_leave();
+	return reason;
 }
 
 SB_API void secbuf_free(void *ptr)
@@ -132,6 +228,24 @@ SB_API int secbuf_stat(const void *ptr, struct secbuf_stat *st)
 		errno = saved;
 	sb_leave();
 	return ret;
+}
+
+SB_API int secbuf_totals(struct secbuf_totals *t)
+{
+	size_t mapped, locked;
+	int saved = errno;
+
+	if (!t) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (sb_smaps_totals(&mapped, &locked) < 0)
+		return -1;
+	sb_count_get(&t->secrets, &t->bytes);
+	t->mapped_bytes = mapped;
+	t->locked_pages = locked / sb_caps()->page;
+	errno = saved;
+	return 0;
 }
 
 /* No re-entry guard: a signal handler may purge while a call is running. */

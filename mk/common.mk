@@ -13,6 +13,11 @@ DESTDIR  ?=
 BINDIR   ?= $(PREFIX)/bin
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
+# The directories install had to make, so that uninstall removes them
+# when empty and leaves those it found (mk/install-dirs).
+DIRS_MANIFEST = $(DESTDIR)$(PREFIX)/share/secbuf/installed-dirs
+MAKE_DIRS     = $(TOP)/mk/install-dirs $(DIRS_MANIFEST)
+REMOVE_DIRS   = $(TOP)/mk/install-dirs --remove $(DIRS_MANIFEST)
 
 CFLAGS   ?= -O2 -g
 

@@ -31,10 +31,10 @@ static void usage(FILE *f)
 		"               kind and state; processes that vanish or cannot be read are counted\n"
 		"  --format=prometheus  (--host) node_exporter's textfile format, summed by name\n"
 		"  --output FILE        (--host) replace FILE whole (temporary file, then rename)\n"
-		"  --version    print the version\n"
+		"  -h, --help     this text;  -V, --version  print the version\n"
 		"Exit status: 0 clean, 1 a page is swapped or evictable, 2 error, 3 nothing audited.\n"
-		"A page counts as locked when kpageflags says MLOCKED or UNEVICTABLE (6.1 sets\n"
-		"the unevictable bit through a per-CPU batch, so it can lag mlock); without\n"
+		"A page counts as locked when kpageflags says MLOCKED or UNEVICTABLE (the kernel\n"
+		"sets the unevictable bit through a per-CPU batch, so it can lag mlock); without\n"
 		"kpageflags, when it is resident in a VM_LOCKED mapping.\n");
 }
 
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	long pid;
 
 	opterr = 0; /* reported below, as JSON too when --json comes later */
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			o.sel.all = 1;
@@ -140,17 +140,18 @@ int main(int argc, char **argv)
 			snprintf(bad, sizeof(bad), "%s needs an argument", argv[optind - 1]);
 			break;
 		default:
-			snprintf(bad, sizeof(bad), "unknown option %s", argv[optind - 1]);
+			if (optopt)
+				snprintf(bad, sizeof(bad), "unknown option -%c", optopt);
+			else
+				snprintf(bad, sizeof(bad), "unknown option %s", argv[optind - 1]);
 			break;
 		}
 	}
 	if (!bad[0] && (why = conflict(&o, host, argc - optind)))
 		snprintf(bad, sizeof(bad), "%s", why);
-	if (bad[0]) {
-		if (o.format != FORMAT_JSON)
-			usage(stderr);
-		return audit_error(&o, host ? -1 : 0, "%s", bad);
-	}
+	/* One line that names the fault, not the whole usage. */
+	if (bad[0])
+		return audit_error(&o, host ? -1 : 0, "%s; try secbuf-audit --help", bad);
 	if (host)
 		return audit_host(&o);
 	errno = 0;

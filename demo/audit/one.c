@@ -19,25 +19,6 @@ struct totals {
 };
 
 /*
- * The method libsecbuf names the data after, and whether the kernel
- * agrees: a mapping named after a locking method must be VM_LOCKED.
- */
-static void print_method(const struct totals *t)
-{
-	char method[64];
-
-	if (!t->named) {
-		printf("lock method: unnamed (no %sMETHOD] mapping: a libsecbuf before 1.0 or a "
-		       "kernel without CONFIG_ANON_VMA_NAME); the lo lf columns show the kernel's view\n",
-		       SECBUF_VMA_PREFIX);
-		return;
-	}
-	printf("lock method: %s, as libsecbuf names %zu mapping%s; VmFlags agree on %zu: %s\n",
-	       audit_method_name(t->method, method, sizeof(method)), t->named,
-	       t->named == 1 ? "" : "s", t->agreeing, t->agreeing == t->named ? "ok" : "MISMATCH");
-}
-
-/*
  * A page that can be swapped or is, or a mapping that libsecbuf named
  * after a locking method and the kernel does not lock: its next page
  * would be evictable (someone unlocked it, munlockall(2) say).
@@ -53,18 +34,19 @@ static const char *selection_words(unsigned by)
 {
 	switch (by) {
 	case AUDIT_BY_NAME:
-		return "name " SECBUF_VMA_NAME;
+		return "secbuf's mappings, by name " SECBUF_VMA_NAME;
 	case AUDIT_BY_VMFLAGS:
-		return "VmFlags dd+wf (no mapping is named " SECBUF_VMA_NAME ")";
+		return "secbuf's mappings, by VmFlags dd+wf (unnamed: this kernel has no "
+		       "CONFIG_ANON_VMA_NAME)";
 	case AUDIT_BY_NAME | AUDIT_BY_VMFLAGS:
-		return "name " SECBUF_VMA_NAME " and VmFlags dd+wf";
+		return "secbuf's mappings, by name " SECBUF_VMA_NAME " and by VmFlags dd+wf";
 	case AUDIT_BY_RANGE:
-		return "address range";
+		return "the address range";
 	case AUDIT_BY_DROPIN:
 	case AUDIT_BY_DROPIN | AUDIT_BY_VMFLAGS:
 		return "VmFlags dd+nh in a process with a drop-in (libsecbuf-*.so) loaded";
 	}
-	return by & AUDIT_BY_LOCKED ? "name, VmFlags dd+wf and VmFlags lo (--all)" : "?";
+	return by & AUDIT_BY_LOCKED ? "secbuf's mappings and every locked one (--all)" : "?";
 }
 
 static void print_selection(unsigned by)
@@ -76,53 +58,184 @@ static void print_selection(unsigned by)
 	       by != rest ? "memfd_secret memory (" SECRETMEM_NAME ")" : "");
 }
 
-static void print_text(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
-		       const struct totals *t, int kpf, unsigned searched)
+/*
+ * One method per mapping: the one libsecbuf named it after, else what
+ * VmFlags show (the kernel shows mlock2 and MAP_LOCKONFAULT alike).
+ */
+static const char *mapping_method(const struct audit_map *m, char *buf, size_t size)
 {
+	if (m->method)
+		return audit_method_name(m->method, buf, size);
+	return m->lo && m->lf ? "lock-on-fault" : m->lo ? "mlock" : "none";
+}
+
+/*
+ * What a mapping is, where it can be told: libsecbuf's key page (by its
+ * name, or unnamed by its shape: one page locked eagerly, where buffers
+ * lock on fault), a sodium_malloc() buffer when the process runs the
+ * drop-in, memfd_secret memory.
+ */
+static const char *mapping_what(const struct audit_map *m, int dropin)
+{
+	if (m->method == METHOD_SECRETMEM)
+		return "secret memory";
+	if (!strcmp(m->name, "[anon:secbuf-key]") ||
+	    (!m->name[0] && m->by == AUDIT_BY_VMFLAGS && m->pages == 1 && m->lo && !m->lf))
+		return "libsecbuf key";
+	if (m->by == AUDIT_BY_NAME || m->by == AUDIT_BY_VMFLAGS)
+		return dropin ? "sodium_malloc" : "secbuf buffer";
+	return m->by == AUDIT_BY_LOCKED ? "locked" : "in range";
+}
+
+/* The verdict of one mapping, with its reason in figures the row shows. */
+static const char *mapping_verdict(const struct audit_map *m, char *buf, size_t size)
+{
+	char name[64];
+
+	if (m->swapped)
+		snprintf(buf, size, "LEAK: %lu swapped", m->swapped);
+	else if (m->evictable)
+		snprintf(buf, size, "LEAK: %lu evictable", m->evictable);
+	else if (is_dirty(m))
+		snprintf(buf, size, "LEAK: named %s, not locked",
+			 audit_method_name(m->method, name, sizeof(name)));
+	else
+		snprintf(buf, size, m->resident ? "ok: resident = locked" : "ok: none resident");
+	return buf;
+}
+
+/* "lock method: mlock2 on 1 mapping (named), secretmem on 3 (...); ..." */
+static void print_methods(const struct audit_map *m, size_t n)
+{
+	const char *name[8];
+	size_t count[8], groups = 0, agree = 0, g;
+	char buf[8][64];
+	int named[8];
+
+	for (size_t i = 0; i < n; i++) {
+		char one[64];
+		const char *what = mapping_method(&m[i], one, sizeof(one));
+
+		agree += !m[i].method || audit_method_agrees(&m[i]);
+		for (g = 0; g < groups; g++)
+			if (!strcmp(name[g], what) && named[g] == (m[i].method != 0))
+				break;
+		if (g == groups) {
+			if (groups == 8)
+				continue;
+			snprintf(buf[g], sizeof(buf[g]), "%s", what);
+			name[g] = buf[g];
+			named[g] = m[i].method != 0;
+			count[g] = 0;
+			groups++;
+		}
+		count[g]++;
+	}
+	printf("lock method:");
+	for (g = 0; g < groups; g++)
+		printf("%s %s on %zu mapping%s (%s)", g ? "," : "", name[g], count[g],
+		       count[g] == 1 ? "" : "s",
+		       !named[g]		     ? (strcmp(name[g], "lock-on-fault") ?
+								"from VmFlags" :
+								"from VmFlags lo lf: mlock2 or MAP_LOCKONFAULT") :
+		       !strcmp(name[g], "secretmem") ? "memfd_secret" :
+						       "named by libsecbuf");
+	printf("; VmFlags agree on %zu of %zu: %s\n", agree, n, agree == n ? "ok" : "MISMATCH");
+}
+
+/* Whether pid runs libsecbuf's libsodium drop-in (secbuf-run). */
+static int runs_dropin(pid_t pid)
+{
+	char path[64], line[512];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* unreadable maps: the rows go unlabelled, nothing more */
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libsecbuf-sodium.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Nothing of secbuf's: what --all would add, so that the reader knows where to look. */
+static void print_nothing(pid_t pid, unsigned searched, const struct audit_opts *o)
+{
+	struct audit_select all = { .all = 1 };
+	struct audit_map *maps;
+	unsigned long pages = 0;
 	char by[40];
+	size_t n;
+	int kpf;
+
+	printf("summary: pid %d: NOTHING AUDITED: no mapping selected by %s\n", (int)pid,
+	       audit_by_name(searched, by, sizeof(by)));
+	if (o->sel.all || o->sel.have_range || audit_scan(pid, &all, &maps, &n, &kpf) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		pages += maps[i].pages;
+	free(maps);
+	if (n)
+		printf("hint: --all would audit %zu locked mapping%s (%lu pages), such as "
+		       "sodium_malloc()'s or OpenSSL's secure heap: secbuf-audit --all %d\n",
+		       n, n == 1 ? "" : "s", pages, (int)pid);
+	else
+		printf("hint: the process locks no memory at all (--all would find nothing either)\n");
+}
+
+static void print_text(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
+		       const struct totals *t, int kpf, unsigned searched,
+		       const struct audit_opts *o)
+{
+	int dropin = runs_dropin(pid);
+	char method[64], verdict[64];
 
 	printf("secbuf-audit: pid %d (", (int)pid);
 	print_escaped(stdout, comm, ESCAPE_TEXT);
-	printf("), page flags from %s\n",
+	printf(")%s, page flags from %s\n", dropin ? " under secbuf-run (libsecbuf-sodium)" : "",
 	       kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
-	if (n)
-		print_selection(t->by);
-	else
+	if (!n) {
 		printf("selection: nothing selected\n");
-	if (n)
-		print_method(t);
-	if (n)
-		printf("%-27s %10s %-4s %-11s %8s %8s %8s %8s %-7s %s\n", "range", "size_kB",
-		       "perm", "lo lf dd wf", "resident", "locked", "swapped", "unevict", "by",
-		       "verdict");
+		print_nothing(pid, searched, o);
+		return;
+	}
+	print_selection(t->by);
+	print_methods(m, n);
+	printf("figures in pages of %ld kB: pages = untouched + swapped + resident, "
+	       "resident = locked + evictable\n",
+	       sysconf(_SC_PAGESIZE) / 1024);
+	printf("VmFlags: lo locked, lf locked on fault, dd not in core dumps, wf wiped in forked "
+	       "children; locked: %s\n",
+	       kpf ? "kpageflags MLOCKED or UNEVICTABLE (the unevictable bit can lag mlock)" :
+		     "resident in a VM_LOCKED mapping");
+	printf("%-27s %-4s %-11s %7s %9s %7s %8s %7s %9s %-14s %-13s %s\n", "range", "perm",
+	       "lo lf dd wf", "pages", "untouched", "swapped", "resident", "locked", "evictable",
+	       "method", "what", "verdict");
 	for (size_t i = 0; i < n; i++) {
-		char range[40], uv[24];
+		char range[40];
 
 		snprintf(range, sizeof(range), "%lx-%lx", m[i].start, m[i].end);
-		if (kpf)
-			snprintf(uv, sizeof(uv), "%lu", m[i].unevictable);
-		else
-			snprintf(uv, sizeof(uv), "?");
-		printf("%-27s %10lu %-4s %-2s %-2s %-2s %-2s %8lu %8lu %8lu %8s %-7s %s%s", range,
-		       (m[i].end - m[i].start) >> 10, m[i].perms, m[i].lo ? "lo" : "-",
-		       m[i].lf ? "lf" : "-", m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-",
-		       m[i].resident, m[i].locked, m[i].swapped, uv,
-		       audit_by_name(m[i].by, by, sizeof(by)), is_dirty(&m[i]) ? "LEAK" : "ok",
-		       m[i].name[0] ? " " : "");
+		printf("%-27s %-4s %-2s %-2s %-2s %-2s %7lu %9lu %7lu %8lu %7lu %9lu %-14s %-13s %s%s",
+		       range, m[i].perms, m[i].lo ? "lo" : "-", m[i].lf ? "lf" : "-",
+		       m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-", m[i].pages,
+		       m[i].pages - m[i].resident - m[i].swapped, m[i].swapped, m[i].resident,
+		       m[i].locked, m[i].evictable, mapping_method(&m[i], method, sizeof(method)),
+		       mapping_what(&m[i], dropin),
+		       mapping_verdict(&m[i], verdict, sizeof(verdict)), m[i].name[0] ? " " : "");
 		print_escaped(stdout, m[i].name, ESCAPE_TEXT);
 		putchar('\n');
 	}
-	if (!n) {
-		printf("summary: pid %d: NOTHING AUDITED: no mapping selected by %s\n", (int)pid,
-		       audit_by_name(searched, by, sizeof(by)));
-		return;
-	}
-	printf("summary: pid %d: %zu secret mappings, %lu pages, %lu resident, %lu locked, %lu swapped, ",
-	       (int)pid, n, t->pages, t->resident, t->locked, t->swapped);
-	if (kpf)
-		printf("%lu unevictable, ", t->unevictable);
-	printf("%lu evictable, %lu secret (out of the direct map): %s\n", t->evictable, t->secret,
-	       t->dirty ? "LEAK" : "CLEAN");
+	printf("summary: pid %d: %zu mappings, %lu pages = %lu untouched + %lu swapped + %lu "
+	       "resident; %lu resident = %lu locked + %lu evictable; %lu secret (out of the direct "
+	       "map): %s\n",
+	       (int)pid, n, t->pages, t->pages - t->resident - t->swapped, t->swapped, t->resident,
+	       t->resident, t->locked, t->evictable, t->secret,
+	       !t->dirty ? "CLEAN (nothing swapped, nothing evictable)" :
+	       t->swapped || t->evictable ?
+			   "LEAK (see the rows marked LEAK)" :
+			   "LEAK (a mapping named after a lock method is not locked)");
 }
 
 static void print_json(pid_t pid, const char *comm, const struct audit_map *m, size_t n,
@@ -235,7 +348,7 @@ int audit_one(long pid, const struct audit_opts *o)
 	if (o->format == FORMAT_JSON)
 		print_json(pid, comm, maps, n, &t, kpf, searched);
 	else
-		print_text(pid, comm, maps, n, &t, kpf, searched);
+		print_text(pid, comm, maps, n, &t, kpf, searched, o);
 	free(maps);
 	if (fflush(stdout) != 0)
 		return audit_error(o, pid, "stdout: %s", strerror(errno));

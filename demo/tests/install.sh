@@ -18,7 +18,7 @@ dest=$tmp/dest
 ok "make install DESTDIR=... PREFIX=/usr" make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr
 installed=$(cd "$dest" && find . ! -type d | sort)
 echo "$installed" | sed 's/^/# /'
-expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
+expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/bin/secbuf-audit
 ./usr/share/man/man8/secbufd.8 ./usr/share/man/man8/secbuf-audit.8 ./usr/share/man/man1/secbufctl.1
 ./usr/lib/systemd/system/secbufd.service ./usr/lib/systemd/system/secbuf-audit-textfile.service
 ./usr/lib/systemd/system/secbuf-audit-textfile.timer ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
@@ -31,7 +31,7 @@ for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; do
 ok "programs, man pages (1, 3, 7, 8), units, libraries, header and secbuf.pc are installed${missing:+ (missing:$missing)}" \
 	test -z "$missing"
 
-for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
+for p in usr/sbin/secbufd usr/bin/secbufctl usr/bin/secbuf-audit; do
 	ok "${p##*/} --version: exit 0, \"${p##*/} (secbuf) $version\"" \
 		bash -c '[ "$("$1" --version)" = "$2 (secbuf) $3" ]' _ "$dest/$p" "${p##*/}" "$version"
 done
@@ -83,7 +83,7 @@ harden() {	# harden FILE [pie]
 	grep -q '__stack_chk_fail' <<<"$syms" || { echo "# $1: no stack protector"; return 1; }
 	grep -qE '__[a-z_]+_chk@' <<<"$syms" || { echo "# $1: no _FORTIFY_SOURCE calls"; return 1; }
 }
-for p in usr/sbin/secbufd usr/bin/secbufctl usr/sbin/secbuf-audit; do
+for p in usr/sbin/secbufd usr/bin/secbufctl usr/bin/secbuf-audit; do
 	ok "${p##*/}: full RELRO (BIND_NOW), PIE, stack protector, _FORTIFY_SOURCE" harden "$dest/$p" pie
 done
 ok "libsecbuf.so.1: full RELRO, stack protector, _FORTIFY_SOURCE" harden "$dest/usr/lib/libsecbuf.so.1"
@@ -93,13 +93,24 @@ unit=$dest/usr/lib/systemd/system/secbufd.service
 ok "the unit runs the installed daemon (ExecStart=/usr/sbin/secbufd ...)" grep -q '^ExecStart=/usr/sbin/secbufd ' "$unit"
 aunit=$dest/usr/lib/systemd/system/secbuf-audit-textfile.service
 ok "the audit's unit writes secbuf.prom into Debian's textfile directory, with the installed audit" bash -c \
-	'grep -qx "ExecStart=/usr/sbin/secbuf-audit --host --format=prometheus --output=$1/secbuf.prom" "$0" &&
+	'grep -qx "ExecStart=/usr/bin/secbuf-audit --host --format=prometheus --output=$1/secbuf.prom" "$0" &&
 	 grep -qx "ReadWritePaths=$1" "$0" && grep -qx "ConditionPathIsDirectory=$1" "$0"' \
 	"$aunit" /var/lib/prometheus/node-exporter
 
 ok "make uninstall with the same DESTDIR and PREFIX" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr
-left=$(cd "$dest" && find . ! -type d)
+left=$(cd "$dest" 2>/dev/null && find . ! -type d)
 ok "after uninstall no file is left in DESTDIR${left:+ (left: $(echo $left))}" test -z "$left"
+left=$(find "$dest" -mindepth 1 2>/dev/null)
+ok "nor any directory install made${left:+ (left: $(echo $left))}" test -z "$left"
+
+# A directory that was there before install is not uninstall's to remove.
+mkdir -p "$tmp/own/bin" "$tmp/own/share/man/man1"
+touch "$tmp/own/share/man/man1/theirs.1"
+make -s -C "$top" install PREFIX="$tmp/own" >/dev/null 2>&1 &&
+	make -s -C "$top" uninstall PREFIX="$tmp/own" >/dev/null 2>&1
+left=$(cd "$tmp/own" && find . | sort | tr '\n' ' ')
+ok "uninstall keeps the directories it found (${left})" \
+	test "$left" = ". ./bin ./share ./share/man ./share/man/man1 ./share/man/man1/theirs.1 "
 
 # systemd-analyze verify needs the unit's ExecStart binary and its man page
 # where the unit says they are: install into a real prefix for it.
@@ -188,6 +199,5 @@ ok "the unit's LimitMEMLOCK=${limit_kb}K covers the ${need_kb:-?} kB the daemon 
 	test -n "$limit_kb" -a -n "$need_kb" -a "${limit_kb:-0}" -ge "${need_kb:-1}"
 
 make -s -C "$top" uninstall PREFIX="$prefix" >/dev/null 2>&1
-left=$(cd "$prefix" && find . ! -type d)
-ok "uninstall from that prefix leaves no file either" test -z "$left"
+ok "uninstall from that prefix leaves nothing, not even the prefix it made" test ! -e "$prefix"
 tap_done

@@ -38,6 +38,58 @@ echo "# last line: $last"
 ok "the example prints what the README says it prints" \
 	grep -qE '^32 bytes, 1 page\(s\) locked with (mlock2|maplockonfault)$' <<<"$last"
 ok "make demo-host, as the README runs it, ends with a clean audit" grep -q '==> audit: CLEAN' "$tmp/out"
-ok "everything the README installed is under the temporary HOME" \
-	test -x "$tmp/home/.local/sbin/secbufd" -a -s "$tmp/home/.local/lib/pkgconfig/secbuf.pc"
+ok "everything the README installed is under the temporary HOME, user tools in bin, the daemon in sbin" \
+	test -x "$tmp/home/.local/sbin/secbufd" -a -x "$tmp/home/.local/bin/secbuf-audit" \
+	-a -x "$tmp/home/.local/bin/secbufctl" -a -s "$tmp/home/.local/lib/pkgconfig/secbuf.pc"
+
+# The first screen: what it is for, the comparison, no patch needed, the
+# three ways in; the kernel series' details below it.
+sed -n '1,/^## Quick start/p' "$top/README.md" | sed '$d' >"$tmp/first"
+lines=$(wc -l <"$tmp/first")
+ok "the first screen, before the quick start, fits a screen ($lines lines, at most 45)" test "$lines" -le 45
+ok "it says what secbuf is for" grep -qi 'memory for keys and other secrets' "$tmp/first"
+ok "it says no kernel patch is needed: mlock2(MLOCK_ONFAULT) on stock kernels, the patch adds MAP_LOCKONFAULT" \
+	bash -c 'tr "\n" " " <"$0" | grep -qiE "no kernel patch needed.*mlock2\(MLOCK_ONFAULT\).*MAP_LOCKONFAULT"' "$tmp/first"
+ok "it leaves the series' details (munlock2, syscall numbers, Originally-by) to later" \
+	bash -c '! grep -qE "munlock2|syscalls 900|Originally-by" "$0"' "$tmp/first"
+# The README's anchors as GitHub makes them from the headings.
+anchors=$(sed -n 's/^##* //p' "$top/README.md" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 -]//g; s/ /-/g')
+for way in 'secbuf_alloc()' 'secbuf-run PROGRAM' 'secbufd'; do
+	line=$(grep -F -- "- **" "$tmp/first" | grep -F -m1 -- "$way" || true)
+	next=$(grep -A3 -F -- "$line" "$tmp/first" | grep -o '](#[a-z0-9-]*)' | head -1 | sed 's/^](#//; s/)$//')
+	ok "a way in: $way, with a link to its section (#${next:-none})" \
+		bash -c '[ -n "$0" ] && [ -n "$1" ] && grep -qx -- "$1" <<<"$2"' "$line" "$next" "$anchors"
+done
+
+# The comparison: four rows, each figure as bench/results/headline.md has it.
+headline=$top/bench/results/headline.md
+col() {	# col ROW-LABEL COLUMN: the headline table's figure
+	awk -F'|' -v row="$1" -v want="$2" '
+		/^\| 1 GiB capacity/ { for (i = 2; i < NF; i++) { h = $i; gsub(/^ +| +$/, "", h); c[h] = i } }
+		index($0, "| " row " |") == 1 { v = $(c[want]); gsub(/ /, "", v); print v }' "$headline"
+}
+rows=$(awk '/^\| 1 GiB buffer, 4 KiB of it used/ { t = 1; next } t && /^\|---/ { next }
+	t && /^\|/ { n++ } t && !/^\|/ { t = 0 } END { print n + 0 }' "$tmp/first")
+ok "the comparison has 4 rows ($rows)" test "$rows" -eq 4
+# readme_figure LABEL COLUMN-NUMBER: a row's figure in ms or kB (GiB -> kB)
+readme_figure() {
+	awk -F'|' -v label="$1" -v k="$2" 'index($2, label) {
+		v = $(k); gsub(/[* ]/, "", v)
+		if (v ~ /GiB$/) { sub(/GiB$/, "", v); v *= 1048576 } else sub(/(ms|kB)$/, "", v)
+		print v; exit }' "$tmp/first"
+}
+for pair in "**secbuf**:secbuf" "sodium_malloc:sodium_malloc" "secure heap:openssl_secure" "+:malloc+mlock"; do
+	label=${pair%%:*} column=${pair#*:}
+	ms=$(readme_figure "$label" 3) kb=$(readme_figure "$label" 4)
+	hms=$(col "alloc + use + free, ms" "$column") hkb=$(col "peak locked resident, kB" "$column")
+	ok "row $column: ${ms:-?} ms and ${kb:-?} kB locked, as measured (${hms:-?} ms, ${hkb:-?} kB)" \
+		awk -v a="$ms" -v b="$hms" -v c="$kb" -v d="$hkb" 'BEGIN {
+			if (a == "" || b == "" || c == "" || d == "") exit 1
+			exit !((a - b) ^ 2 <= (b * 0.01) ^ 2 + 0.0001 && (c - d) ^ 2 <= (d * 0.01) ^ 2) }'
+done
+ok "the quick start installs the host set only, not make deps" \
+	bash -c 'q=$(sed -n "/^## Quick start/,/^## /p" "$0" | sed -n "/^\`\`\`sh/,/^\`\`\`/p" | head -5)
+		grep -q "make deps-host" <<<"$q" && ! grep -qE "make deps( |$)" <<<"$q"' "$top/README.md"
+ok "no \"this host\" where the authors' machine is meant" \
+	bash -c '! grep -n "(this host" "$0"' "$top/README.md"
 tap_done

@@ -68,6 +68,16 @@ static void *secret_mapping(size_t len)
 	return p;
 }
 
+/* The audit's output as TAP comments, for a failed check. */
+static void show_out(void)
+{
+	char copy[sizeof(out)], *line, *save;
+
+	snprintf(copy, sizeof(copy), "%s", out);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		printf("# %s\n", line);
+}
+
 static long json_num(const char *key)
 {
 	char pat[64];
@@ -187,12 +197,12 @@ static void test_methods(void)
 		return;
 	p[0] = 1;
 	rc = audit(text);
-	tap_check(
-		rc == 0 &&
-			strstr(out,
-			       "\nlock method: mlock2, as libsecbuf names 1 mapping; VmFlags agree on 1: ok\n"),
-		"the audit reads the lock method from [anon:secbuf:METHOD] (exit %d): %.300s", rc,
-		out);
+	tap_check(rc == 0 &&
+			  strstr(out,
+				 "\nlock method: mlock2 on 1 mapping (named by libsecbuf); VmFlags "
+				 "agree on 1 of 1: ok\n"),
+		  "the audit reads the lock method from [anon:secbuf:METHOD] (exit %d): %.300s", rc,
+		  out);
 	munmap(p, len);
 
 	/* Nothing resident, so nothing evictable: only the name says it should be locked. */
@@ -200,7 +210,8 @@ static void test_methods(void)
 	if (!tap_check(p != NULL, "an unlocked secret mapping named secbuf:maplockonfault"))
 		return;
 	rc = audit(text);
-	tap_check(rc == 1 && strstr(out, "VmFlags agree on 0: MISMATCH") && strstr(out, "LEAK"),
+	tap_check(rc == 1 && strstr(out, "VmFlags agree on 0 of 1: MISMATCH") &&
+			  strstr(out, "LEAK: named maplockonfault, not locked"),
 		  "a locking method without VmFlags lo is a MISMATCH and a LEAK (exit %d): %.300s",
 		  rc, out);
 	munmap(p, len);
@@ -220,6 +231,86 @@ static void test_nothing(void)
 	tap_check(rc == 3 && json_has("\"clean\":null") && !json_has("\"clean\":true") &&
 	       json_has("\"selection\":\"none\""),
 	       "--json: exit 3 with \"clean\": null and \"selection\": \"none\" (exit %d)", rc);
+}
+
+/* Nothing of secbuf's, but locked memory (sodium_malloc()'s, say): the text says what --all would show. */
+static void test_nothing_hint(void)
+{
+	static const char *const text[] = { pidstr, NULL };
+	size_t len = 2 * sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char want[160];
+	int rc;
+
+	if (!tap_check(p != MAP_FAILED && lock(p, len) == 0,
+		       "a locked mapping of 2 pages, not secbuf's"))
+		return;
+	rc = audit(text);
+	snprintf(want, sizeof(want), "--all would audit 1 locked mapping (2 pages)");
+	if (!tap_check(rc == 3 && strstr(out, want) && strstr(out, "secbuf-audit --all ") &&
+			       !strstr(out, "before 1.0"),
+		       "nothing of secbuf's: exit 3, and \"%s\" (exit %d)", want, rc))
+		show_out();
+	munmap(p, len);
+}
+
+/*
+ * The text report's figures add up: in each row pages = untouched +
+ * swapped + resident and resident = locked + evictable, the rows sum to
+ * the summary, one legend line explains the VmFlags columns, one line
+ * states the methods, and a LEAK row says why in its own figures.
+ */
+static void test_text_figures(void)
+{
+	static const char *const text[] = { pidstr, NULL };
+	size_t len = PAGES * sysconf(_SC_PAGESIZE);
+	unsigned long sum[6] = { 0 }, tot[8], v[6];
+	char *onfault = secret_mapping(len), *unlocked = secret_mapping(len), *line, *save;
+	size_t rows = 0, n = 0, bad = 0, methods = 0;
+	int rc;
+
+	if (!tap_check(onfault && unlocked && syscall(SYS_mlock2, onfault, len, MLOCK_ONFAULT) == 0,
+		       "a lock-on-fault and an unlocked secret mapping"))
+		return;
+	onfault[0] = onfault[len - 1] = 1;
+	memset(unlocked, 1, 3 * sysconf(_SC_PAGESIZE));
+	rc = audit(text);
+	memset(tot, 0xff, sizeof(tot));
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "lock method:", 12))
+			methods++;
+		if (sscanf(line,
+			   "summary: pid %*d: %zu mappings, %lu pages = %lu untouched + %lu swapped + "
+			   "%lu resident; %lu resident = %lu locked + %lu evictable",
+			   &n, &tot[0], &tot[1], &tot[2], &tot[3], &tot[4], &tot[5], &tot[6]) == 8)
+			continue;
+		if (sscanf(line,
+			   "%*[0-9a-f]-%*[0-9a-f] %*s %*s %*s %*s %*s %lu %lu %lu %lu %lu %lu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+			continue;
+		rows++;
+		bad += v[0] != v[1] + v[2] + v[3] || v[3] != v[4] + v[5];
+		bad += v[5] && !strstr(line, "LEAK: ");
+		for (int i = 0; i < 6; i++)
+			sum[i] += v[i];
+	}
+	tap_check(
+		rc == 1 && rows == n && rows >= 2 && !bad && tot[0] == sum[0] && tot[1] == sum[1] &&
+			tot[2] == sum[2] && tot[3] == sum[3] && tot[4] == tot[3] &&
+			tot[5] == sum[4] && tot[6] == sum[5] && sum[5] >= 3,
+		"the text's figures add up: %zu rows of %zu, %zu bad, summary %lu = %lu + %lu + %lu, "
+		"%lu = %lu + %lu; rows' evictable %lu (exit %d)",
+		rows, n, bad, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], sum[5], rc);
+	rc = audit(text);
+	if (!tap_check(
+		    methods == 1 &&
+			    strstr(out, "VmFlags: lo locked, lf locked on fault, dd not in core "
+					"dumps, wf wiped in forked children") &&
+			    strstr(out, "LEAK: 3 evictable") && !strstr(out, "6.1"),
+		    "one method line, one legend line for lo lf dd wf, a LEAK row with its reason"))
+		show_out();
+	munmap(onfault, len);
+	munmap(unlocked, len);
 }
 
 /* --all finds locked mappings of a process that knows nothing of secbuf. */
@@ -404,6 +495,8 @@ int main(int argc, char **argv)
 		       strerror(errno));
 	have_python = system("python3 -c '' 2>/dev/null") == 0;
 	test_nothing();
+	test_nothing_hint();
+	test_text_figures();
 	test_mappings();
 	test_methods();
 	test_all();

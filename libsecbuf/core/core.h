@@ -36,6 +36,12 @@ static inline void sb_leave(void)
 	sb_running_call = NULL;
 }
 
+/* count.c: live secrets and their bytes, process-wide; zero in a forked child. */
+SB_HIDDEN void sb_count_add(size_t bytes);
+SB_HIDDEN void sb_count_sub(size_t bytes);
+SB_HIDDEN void sb_count_get(size_t *secrets, size_t *bytes);
+SB_HIDDEN void sb_count_fork_child(void);
+
 /* wipe.c: a zeroing the compiler cannot drop; a page is left alone if it reads as zeros. */
 SB_HIDDEN void sb_wipe(void *p, size_t len);
 SB_HIDDEN void sb_wipe_page(void *page, size_t len, void *arg); /* an sb_page_fn */

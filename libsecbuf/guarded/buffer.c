@@ -59,6 +59,7 @@ void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_
 	}
 	if (method)
 		*method = m.region.method;
+	sb_count_add(size);
 	return m.user;
 }
 
@@ -84,6 +85,7 @@ void sb_guarded_free(void *ptr, const char *fn)
 	struct sb_meta m;
 
 	sb_registry_take(ptr, &m, fn);
+	sb_count_sub(m.size);
 	if (sb_region_protect(&m.region, PROT_READ | PROT_WRITE) < 0)
 		sb_misuse("%s(%p): cannot make the buffer writable to wipe it: %m", fn, ptr);
 	sb_canary_check(&m, fn);

@@ -49,6 +49,32 @@ SB_HIDDEN const struct sb_caps *sb_caps_refresh(void); /* once per allocation */
 SB_HIDDEN int sb_caps_pending(void);		       /* whether the answer may still change */
 SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are made */
 
+/* status.c: a field of /proc/self/status in base (VmLck 10, CapEff 16), or -1. */
+SB_HIDDEN long long sb_status_field(const char *field, int base);
+
+/*
+ * explain.c: why the method is what it is, and why a lock was refused,
+ * with the fix.  Text is appended at *at in buf (len bytes, always
+ * terminated); the return is a SECBUF_REASON_*.
+ */
+struct sb_lockroom {
+	long long limit_kb;  /* RLIMIT_MEMLOCK, -1 unlimited */
+	long long locked_kb; /* VmLck, -1 unknown */
+	int unlimited;	     /* CAP_IPC_LOCK: the limit does not apply */
+	int seccomp;	     /* Seccomp: of /proc/self/status (2: a filter) */
+};
+SB_HIDDEN void sb_lockroom(struct sb_lockroom *r);
+SB_HIDDEN int sb_explain_refusal(const struct sb_lockroom *r, int err, size_t need, char *buf,
+				 size_t len, size_t *at);
+SB_HIDDEN int sb_explain_method(char *buf, size_t len);
+
+/*
+ * locked.c: the bytes of this process's mappings with secbuf's signature
+ * (dd and wf) and of memfd_secret memory, and of those the bytes locked,
+ * from /proc/self/smaps.  0, or -1 with errno.
+ */
+SB_HIDDEN int sb_smaps_totals(size_t *mapped_bytes, size_t *locked_bytes);
+
 /*
  * lock.c: lock a range with a method, after it is mapped (MAP_LOCKONFAULT
  * ranges were locked by mmap itself), and undo a lock that failed part-way.

@@ -7,9 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,27 +37,6 @@ int sb_prove_map_lockonfault(size_t page)
 }
 
 /*
- * VmLck of this process in kB, from the kernel's own account, or -1 where
- * /proc is not to be had.  No stdio: this runs inside the first allocation.
- */
-static long vmlck_kb(void)
-{
-	char buf[4096], *at;
-	ssize_t n, got = 0;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while (got < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = 0;
-	at = strstr(buf, "\nVmLck:");
-	return at ? strtol(at + 7, NULL, 10) : -1;
-}
-
-/*
  * Lock a real (inaccessible) page on fault.  A zero return is not enough:
  * a seccomp filter can answer 0 without running the call, and a sandbox
  * can make mlock do nothing.  The kernel's count of locked memory must
@@ -70,7 +47,7 @@ static long vmlck_kb(void)
 int sb_prove_mlock2_onfault(size_t page)
 {
 	void *p = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long before = vmlck_kb(), after;
+	long long before = sb_status_field("VmLck", 10), after;
 	int err = 0;
 
 	if (p == MAP_FAILED)
@@ -78,8 +55,8 @@ int sb_prove_mlock2_onfault(size_t page)
 	if (syscall(SYS_mlock2, p, page, MLOCK_ONFAULT) < 0) {
 		err = errno;
 	} else {
-		after = vmlck_kb();
-		if (before >= 0 && after >= 0 && after - before < (long)(page / 1024))
+		after = sb_status_field("VmLck", 10);
+		if (before >= 0 && after >= 0 && after - before < (long long)(page / 1024))
 			err = ENOSYS; /* the call returned, but nothing was locked */
 	}
 	if (munmap(p, page) < 0 && !err)

@@ -299,6 +299,7 @@ void *sb_packed_alloc(size_t size, unsigned flags)
 	s->info[i] = size | (flags & SB_INFO_FLAGS) << SB_INFO_FLAGS_SHIFT;
 	if (size < s->csize)
 		fill_padding(s, i, p, size);
+	sb_count_add(size);
 	return p;
 }
 
@@ -309,6 +310,7 @@ void sb_packed_free(struct sb_slab *s, void *ptr, const char *fn)
 
 	take_live(s, i, ptr, fn);
 	check_guards(s, i, ptr, s->info[i] & SB_INFO_SIZE, fn);
+	sb_count_sub(s->info[i] & SB_INFO_SIZE);
 	sb_wipe(ptr, s->csize);
 	t = thread_bins();
 	if (t)

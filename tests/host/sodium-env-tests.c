@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -185,6 +186,38 @@ START_TEST(refused_lock_warns_once)
 	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "NOT locked") &&
 			      strstr(msg, "SECBUF_STRICT=1"),
 		      "expected one warning: %s", msg);
+	/* Root's limit does not apply: the filter is the cause, and the fix is its. */
+	ck_assert_msg(strstr(msg, "sandbox refused") && strstr(msg, "SystemCallFilter=@memlock") &&
+			      !strstr(msg, "cannot lock memory on fault"),
+		      "the warning blames the filter: %s", msg);
+}
+END_TEST
+
+static void nobody_without_memlock(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	unsetenv("SECBUF_LOCK");
+	if (setrlimit(RLIMIT_MEMLOCK, &none) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(124);
+}
+
+/* As nobody with ulimit -l 0: the kernel can lock on fault, the limit is the cause. */
+START_TEST(zero_limit_warning_blames_the_limit)
+{
+	const struct sbt_self se = { .mode = "--refused", .before_exec = nobody_without_memlock };
+	char msg[1024];
+	int st;
+
+	sbt_need_root();
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from the limit");
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x: %s", st, msg);
+	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "RLIMIT_MEMLOCK is 0") &&
+			      strstr(msg, "ulimit -l") && strstr(msg, "LimitMEMLOCK=") &&
+			      !strstr(msg, "kernel cannot"),
+		      "the warning blames RLIMIT_MEMLOCK and names the fix: %s", msg);
 }
 END_TEST
 
@@ -391,6 +424,7 @@ int main(int argc, char **argv)
 {
 	static const struct sbt_test tests[] = {
 		SBT(refused_lock_warns_once),
+		SBT(zero_limit_warning_blames_the_limit),
 		SBT(strict_refused_lock_fails),
 		SBT(strict_spellings),
 		SBT(strict_bad_value_is_einval),

@@ -36,6 +36,8 @@ extern const struct sbt_test wipe_cost_tests[];	/* wipe-cost-tests.c */
 extern const struct sbt_test thread_fork_tests[]; /* thread-fork-tests.c */
 extern const struct sbt_test inject_tests[];	/* inject-tests.c */
 extern const struct sbt_test probe_tests[];	/* probe-tests.c */
+extern const struct sbt_test explain_tests[];	/* explain-tests.c */
+extern const struct sbt_test totals_tests[];	/* totals-tests.c */
 extern const struct sbt_test key_tests[];	/* key-tests.c */
 extern const struct sbt_test packed_tests[];	/* packed-tests.c */
 extern const struct sbt_test packed_slab_tests[];     /* packed-slab-tests.c */
@@ -54,6 +56,10 @@ int bogus_env_main(void);	/* lock-tests.c */
 int first_use_main(void);	/* thread-fork-tests.c */
 int probe_check_main(void);	/* probe-tests.c */
 int no_memlock_main(void);	/* probe-tests.c */
+int explain_limit_main(void);	/* explain-tests.c */
+int explain_budget_main(void);
+int explain_sandbox_main(void);
+int explain_no_kernel_main(void);
 int free_one_main(void);	/* guard-tests.c */
 int busy_budget_main(void);	/* harden-tests.c */
 int fork_signal_main(void);	/* harden-tests.c */

@@ -31,11 +31,12 @@ SB_HIDDEN void sb_dropin_purge_from_environment(const struct sb_dropin *d);
 
 /*
  * warn.c: one line each, once per process, with the way out.  After an
- * allocation with flags that got method: memory outside the secret tier
- * that SECBUF_SECRET asked for, or memory not locked at all.
+ * allocation of size bytes with flags that got method: memory outside the
+ * secret tier that SECBUF_SECRET asked for, or memory not locked at all.
  */
-SB_HIDDEN void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method);
-SB_HIDDEN void sb_dropin_warn_unlocked(const struct sb_dropin *d);
+SB_HIDDEN void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method,
+				    size_t size);
+SB_HIDDEN void sb_dropin_warn_unlocked(const struct sb_dropin *d, size_t size);
 SB_HIDDEN void sb_dropin_warn_not_secret(const struct sb_dropin *d, int method);
 /* The write(2) under the messages: not stdio, which may be what is broken. */
 SB_HIDDEN void sb_dropin_say(const char *msg, int n, size_t cap);

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "dropin.h"
 
@@ -21,30 +20,28 @@ void sb_dropin_say(const char *msg, int n, size_t cap)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < cap ? (size_t)n : cap - 1);
 }
 
-/* The memory is not locked: why, and the fix. */
-void sb_dropin_warn_unlocked(const struct sb_dropin *d)
+/* The memory is not locked: why, and the fix (size: the allocation refused). */
+void sb_dropin_warn_unlocked(const struct sb_dropin *d, size_t size)
 {
 	const struct sb_caps *caps = sb_caps();
-	struct rlimit rl = { 0, 0 };
-	char msg[400];
-	const char *why;
+	struct sb_lockroom room;
+	char msg[700], why[512];
+	size_t at = 0;
 
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		return;
-	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK)
-		why = secure_getenv("SECBUF_LOCK") ?
-			      "SECBUF_LOCK names no method that locks on fault" :
-			      "this kernel cannot lock memory on fault";
-	else
-		why = "the lock was refused: RLIMIT_MEMLOCK is spent (raise it: ulimit -l, "
-		      "LimitMEMLOCK=) or the process may not lock memory";
-	getrlimit(RLIMIT_MEMLOCK, &rl);
+	/* The method cannot lock lazily (why: the probe's), or this lock was refused. */
+	if (caps->method == SECBUF_LOCK_NONE || caps->method == SECBUF_LOCK_MLOCK) {
+		sb_explain_method(why, sizeof(why));
+	} else {
+		sb_lockroom(&room);
+		sb_explain_refusal(&room, 0, size, why, sizeof(why), &at);
+	}
 	sb_dropin_say(msg,
 		      snprintf(msg, sizeof(msg),
 			       "%s: %s[%d]: warning: %s memory is NOT locked and may be swapped "
-			       "(%s; RLIMIT_MEMLOCK %ld kB); SECBUF_STRICT=1 refuses instead\n",
-			       d->lib, program_invocation_short_name, (int)getpid(), d->call, why,
-			       rl.rlim_cur == RLIM_INFINITY ? -1L : (long)(rl.rlim_cur / 1024)),
+			       "(%s); SECBUF_STRICT=1 refuses instead\n",
+			       d->lib, program_invocation_short_name, (int)getpid(), d->call, why),
 		      sizeof(msg));
 }
 
@@ -66,10 +63,10 @@ void sb_dropin_warn_not_secret(const struct sb_dropin *d, int method)
 		sizeof(msg));
 }
 
-void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method)
+void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method, size_t size)
 {
 	if ((flags & SECBUF_SECRET) && method != SECBUF_LOCK_SECRETMEM)
 		sb_dropin_warn_not_secret(d, method);
 	if (method == SECBUF_LOCK_NONE)
-		sb_dropin_warn_unlocked(d);
+		sb_dropin_warn_unlocked(d, size);
 }

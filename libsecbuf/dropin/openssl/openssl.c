@@ -115,7 +115,7 @@ static void *secure_alloc(size_t num, const char *fn)
 	if (p) {
 		__atomic_add_fetch(&used, actual(size), __ATOMIC_RELAXED);
 		__atomic_store_n(&initialized, 1, __ATOMIC_RELAXED);
-		sb_dropin_warn_method(&self, flags, method);
+		sb_dropin_warn_method(&self, flags, method, size);
 		errno = saved;
 	}
 	sb_leave();

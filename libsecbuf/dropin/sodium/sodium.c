@@ -29,7 +29,7 @@ __attribute__((visibility("default"))) void *sodium_malloc(size_t size)
 	if (flags >= 0 && sb_ready(flags) == 0)
 		p = sb_alloc_guarded(size, flags, 1, 0, &method);
 	if (p) {
-		sb_dropin_warn_method(&self, flags, method);
+		sb_dropin_warn_method(&self, flags, method, size);
 		errno = saved;
 	}
 	sb_leave();

@@ -1,0 +1,127 @@
+package secbuf
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// A Buffer is a secret in libsecbuf memory: locked, out of core dumps,
+// wiped and unmapped by Destroy.  Its methods are safe for concurrent use.
+type Buffer struct {
+	// mu orders Destroy, Freeze and Melt (writers) after every Do
+	// (readers), so that no Do sees memory unmapped under it.
+	mu   sync.RWMutex
+	data []byte // libsecbuf memory; nil once destroyed
+}
+
+// live counts the buffers not yet destroyed (tests read it).
+var live atomic.Int64
+
+// NewBuffer allocates size bytes of zeroed secret memory.  Size 0 or less
+// is ErrInvalidSize; a refused allocation is an error that wraps the
+// errno (syscall.ENOMEM, EAGAIN, EPERM, ENOSYS) and names the way out.
+func NewBuffer(size int, opts ...Option) (*Buffer, error) {
+	if size <= 0 {
+		return nil, ErrInvalidSize
+	}
+	c := configure(opts)
+	data, err := cAlloc(size, c.flags)
+	if err != nil {
+		return nil, allocError(size, err)
+	}
+	b := &Buffer{data: data}
+	live.Add(1)
+	// A safety net for a buffer never destroyed, not the way to free one:
+	// see "Lifetime" in the package documentation.
+	runtime.SetFinalizer(b, (*Buffer).Destroy)
+	return b, nil
+}
+
+// Bytes returns the buffer's memory itself, not a copy: writes to it are
+// writes to the secret.  It is valid until Destroy; a destroyed buffer
+// gives an empty slice.  Keep b reachable while the slice is in use
+// (defer b.Destroy() does), or use Do.
+func (b *Buffer) Bytes() []byte {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.data
+}
+
+// Size is the buffer's length in bytes, 0 once destroyed.
+func (b *Buffer) Size() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.data)
+}
+
+// IsAlive reports whether the buffer has not been destroyed.
+func (b *Buffer) IsAlive() bool {
+	return b.Size() != 0
+}
+
+// Do calls fn with the buffer's memory while holding off Destroy, Freeze
+// and Melt from other goroutines, so that fn never sees the memory go away.
+// It returns ErrDestroyed without calling fn on a destroyed buffer, and
+// otherwise what fn returns.  fn must not call Destroy, Freeze or Melt on b.
+func (b *Buffer) Do(fn func([]byte) error) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.data == nil {
+		return ErrDestroyed
+	}
+	return fn(b.data)
+}
+
+// Destroy wipes the buffer and gives its memory back.  It waits for any Do
+// in progress; destroying twice is a no-op.
+func (b *Buffer) Destroy() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.data == nil {
+		return
+	}
+	cFree(b.data)
+	b.data = nil
+	live.Add(-1)
+	runtime.SetFinalizer(b, nil)
+}
+
+// Freeze makes the buffer read-only: a write faults (the program dies, as
+// with any bad memory access).  It fails for a Packed buffer of at most
+// PackedMax bytes, whose pages are shared, and with ErrDestroyed.
+func (b *Buffer) Freeze() error {
+	return b.protect(true)
+}
+
+// Melt makes a frozen buffer writable again.
+func (b *Buffer) Melt() error {
+	return b.protect(false)
+}
+
+func (b *Buffer) protect(readOnly bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.data == nil {
+		return ErrDestroyed
+	}
+	if err := cProtect(b.data, readOnly); err != nil {
+		return protectError(readOnly, err)
+	}
+	return nil
+}
+
+// Purge zeroes every live buffer of the process, whichever package or
+// language made it (their memory stays mapped, and frozen ones become
+// writable), so that no
+// secret is left behind, say before an exit on a fatal error.  It never
+// waits for a lock.
+func Purge() {
+	cPurge()
+}
+
+// LockMethod names how this process locks buffers: "maplockonfault",
+// "mlock2", "mlock" or "none"; an error says why it has none.
+func LockMethod() (string, error) {
+	return cLockMethod()
+}

@@ -1,0 +1,3 @@
+module secbuf
+
+go 1.19

@@ -1,0 +1,40 @@
+//! The C API of `include/secbuf.h`, as it is: raw pointers, errno, no
+//! checks.  The safe types of this crate are built on it; it is public for
+//! the calls they do not wrap (`secbuf_stat`) and for measuring the
+//! binding against the C API.  A separate `-sys` crate would hold only
+//! these few lines, so it stays a module (`links = "secbuf"` still keeps
+//! two copies of the library out of one program).
+use libc::{c_char, c_int, c_uint, c_void, size_t};
+
+pub const SECBUF_POPULATE: c_uint = 0x1;
+pub const SECBUF_BEST_EFFORT: c_uint = 0x2;
+pub const SECBUF_PACKED: c_uint = 0x4;
+pub const SECBUF_SECRET: c_uint = 0x8;
+pub const SECBUF_PACKED_MAX: usize = 256;
+
+pub const SECBUF_NOACCESS: c_int = 0;
+pub const SECBUF_READONLY: c_int = 1;
+pub const SECBUF_READWRITE: c_int = 2;
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct secbuf_stat {
+    pub size: size_t,
+    pub mapped_bytes: size_t,
+    pub resident_pages: size_t,
+    pub locked_pages: size_t,
+    pub lock_method: c_int,
+    pub flags: c_uint,
+}
+
+extern "C" {
+    pub fn secbuf_alloc(size: size_t) -> *mut c_void;
+    pub fn secbuf_alloc_flags(size: size_t, flags: c_uint) -> *mut c_void;
+    pub fn secbuf_free(ptr: *mut c_void);
+    pub fn secbuf_protect(ptr: *mut c_void, access: c_int) -> c_int;
+    pub fn secbuf_size(ptr: *const c_void) -> size_t;
+    pub fn secbuf_stat(ptr: *const c_void, st: *mut secbuf_stat) -> c_int;
+    pub fn secbuf_lock_method() -> c_int;
+    pub fn secbuf_lock_method_name(method: c_int) -> *const c_char;
+    pub fn secbuf_purge();
+}
