@@ -80,8 +80,11 @@ static const char *mapping_what(const struct audit_map *m, int dropin)
 	if (m->method == METHOD_SECRETMEM)
 		return "secret memory";
 	if (!strcmp(m->name, "[anon:secbuf-key]") ||
-	    (!m->name[0] && m->by == AUDIT_BY_VMFLAGS && m->pages == 1 && m->lo && !m->lf))
+	    (!m->name[0] && (m->by == AUDIT_BY_VMFLAGS || m->by == AUDIT_BY_DROPIN) &&
+	     m->pages == 1 && m->lo && !m->lf))
 		return "libsecbuf key";
+	if (m->by == AUDIT_BY_DROPIN)
+		return "drop-in memory";
 	if (m->by == AUDIT_BY_NAME || m->by == AUDIT_BY_VMFLAGS)
 		return dropin ? "sodium_malloc" : "secbuf buffer";
 	return m->by == AUDIT_BY_LOCKED ? "locked" : "in range";

@@ -110,7 +110,8 @@ fi
 rc=$?
 sed 's/^/# /' "$dir/audit.txt"
 ok "secbuf-audit PID: the drop-in's mappings selected (by name or as a drop-in's), all locked: exit 0" \
-	sh -c '[ "$1" = 0 ] && grep -Eq " (name|dropin) +ok\$" "$2" && grep -q ": CLEAN\$" "$2"' _ "$rc" "$dir/audit.txt"
+	sh -c '[ "$1" = 0 ] && grep -Eq "drop-in memory +ok" "$2" && grep -q ": CLEAN" "$2" &&
+		! grep -E "^[0-9a-f]+-" "$2" | grep -vq " ok"' _ "$rc" "$dir/audit.txt"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 server=

@@ -423,16 +423,11 @@ END_TEST
 int main(int argc, char **argv)
 {
 	static const struct sbt_test tests[] = {
-		SBT(refused_lock_warns_once),
-		SBT(zero_limit_warning_blames_the_limit),
-		SBT(strict_refused_lock_fails),
-		SBT(strict_spellings),
-		SBT(strict_bad_value_is_einval),
-		SBT(madvise_refused_is_eperm),
-		SBT(purge_on_crash_from_environment),
-		SBT(secret_from_environment),
-		SBT(secret_refused_warns_or_fails),
-		SBT_END,
+		SBT(refused_lock_warns_once),	      SBT(zero_limit_warning_blames_the_limit),
+		SBT(strict_refused_lock_fails),	      SBT(strict_spellings),
+		SBT(strict_bad_value_is_einval),      SBT(madvise_refused_is_eperm),
+		SBT(purge_on_crash_from_environment), SBT(secret_from_environment),
+		SBT(secret_refused_warns_or_fails),   SBT_END,
 	};
 	static const struct sbt_test *const groups[] = { sodium_memory_tests, tests, NULL };
 	static const struct sbt_mode modes[] = {

@@ -35,7 +35,7 @@ SB_HIDDEN void sb_dropin_purge_from_environment(const struct sb_dropin *d);
  * secret tier that SECBUF_SECRET asked for, or memory not locked at all.
  */
 SB_HIDDEN void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method,
-				    size_t size);
+				     size_t size);
 SB_HIDDEN void sb_dropin_warn_unlocked(const struct sb_dropin *d, size_t size);
 SB_HIDDEN void sb_dropin_warn_not_secret(const struct sb_dropin *d, int method);
 /* The write(2) under the messages: not stdio, which may be what is broken. */
