@@ -13,11 +13,6 @@ set -u
 . "$(dirname "$0")/tree.sh" options
 version=$(sed -n 's/^VERSION *:= *//p' "$top/mk/common.mk")
 dest=$tmp/dest
-# Programs whose options another branch is putting right (issue 41, point
-# 8): listed, they count as skipped while they do not follow; once one
-# follows, this list must lose it (the test fails until it does).
-pending="secbuf-run"
-
 ok "make install DESTDIR=... PREFIX=/usr" make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr
 progs=$(cd "$dest/usr" && find bin sbin -type f -perm -u+x 2>/dev/null | sort)
 ok "make install installs programs ($(echo $progs))" test -n "$progs"
@@ -53,15 +48,6 @@ follows() {
 for rel in $progs; do
 	name=${rel##*/}
 	why=$(follows "$name" "$dest/usr/$rel")
-	rc=$?
-	case " $pending " in
-	*" $name "*)
-		if [ $rc = 0 ]; then
-			ok "$name follows the convention now: drop it from pending in options.sh" false
-		else
-			skip "its options are being put right on another branch ($why)" "$name: the option convention"
-		fi ;;
-	*) ok "$name: -h/--help, -V/--version, unknown options, EXIT STATUS${why:+ ($why)}" test $rc = 0 ;;
-	esac
+	ok "$name: -h/--help, -V/--version, unknown options, EXIT STATUS${why:+ ($why)}" test $? = 0
 done
 tap_done
