@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "keystore.h"
-#include "protocol.h"
+#include "../secbufd/keystore.h"
+#include "../protocol/protocol.h"
 
 #define KD_REPLY_FIELDS_MAX	(KEYSTORE_MAX + 2)
 #define KD_REPLY_MAX		(1U << 30)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sodium.h>
 
-#include "protocol.h"
+#include "../protocol/protocol.h"
 
 #define KEYSTORE_MAX	256
 #define KD_PK_BYTES	32	/* both key types have 32-byte public keys */

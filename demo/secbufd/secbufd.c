@@ -16,7 +16,7 @@
 #include "arena.h"
 #include "budget.h"
 #include "keystore.h"
-#include "protocol.h"
+#include "../protocol/protocol.h"
 #include "secbuf.h"
 #include "server.h"
 

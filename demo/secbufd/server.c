@@ -20,7 +20,7 @@
 #include "activation.h"
 #include "handlers.h"
 #include "notify.h"
-#include "protocol.h"
+#include "../protocol/protocol.h"
 
 enum { TAG_LISTEN, TAG_SIGNAL, TAG_CONN };
 
