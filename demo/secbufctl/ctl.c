@@ -18,6 +18,7 @@
 #include <sodium.h>
 
 #include "client.h"
+#include "reply.h"
 #include "secbuf.h"
 
 #define EXIT_REFUSED	1
@@ -88,13 +89,6 @@ static int io_error(const char *what)
 static struct kd_field field(const void *p, size_t len)
 {
 	return (struct kd_field){ .p = p, .len = len };
-}
-
-static void print_hex(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		printf("%02x", p[i]);
-	putchar('\n');
 }
 
 static int open_input(const char *path)
@@ -248,23 +242,6 @@ static int read_signature(const char *path, uint8_t *sig)
 	return EXIT_USAGE;
 }
 
-static void print_stats(const struct kd_reply *r)
-{
-	struct kd_stat_rec rec;
-
-	for (unsigned i = 0; i < r->nf; i++) {
-		if (kd_stat_unpack(&r->f[i], &rec) < 0)
-			continue;
-		if (i == 0)
-			printf("# lock method %s, page size %llu\n%-24s %-8s %12s %9s %9s\n",
-			       secbuf_lock_method_name(rec.lock_method), (unsigned long long)rec.page_size,
-			       "name", "type", "capacity_kB", "resident", "locked");
-		printf("%-24s %-8s %12llu %9llu %9llu\n", rec.name, rec.type ? kd_keytype_name(rec.type) : "-",
-		       (unsigned long long)rec.capacity >> 10, (unsigned long long)rec.resident_pages,
-		       (unsigned long long)rec.locked_pages);
-	}
-}
-
 static const struct command *find_command(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -338,36 +315,12 @@ static int build_request(const struct command *c, char **argv, uint8_t **frame)
 	return 0;
 }
 
-static int print_reply(const struct command *c, int argc, char **argv, const struct kd_reply *r)
+/* The reply's data to its file (sign with SIGFILE, seal, open), or printed. */
+static int output(const struct command *c, int argc, char **argv, const struct kd_reply *r)
 {
-	switch (c->op) {
-	case KD_OP_KEYGEN:
-	case KD_OP_IMPORT:
-		print_hex(r->f[0].p, r->f[0].len);
-		break;
-	case KD_OP_PUBKEY:
-		printf("%s ", kd_keytype_name(r->f[0].p[0]));
-		print_hex(r->f[1].p, r->f[1].len);
-		break;
-	case KD_OP_LIST:
-		for (unsigned i = 0; i < r->nf; i++)
-			printf("%-8s %.*s\n", kd_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1, r->f[i].p + 1);
-		break;
-	case KD_OP_STATS:
-		print_stats(r);
-		break;
-	case KD_OP_SIGN:
-		if (argc == 3)
-			return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
-		print_hex(r->f[0].p, r->f[0].len);
-		break;
-	case KD_OP_VERIFY:
-		printf("signature OK\n");
-		break;
-	case KD_OP_SEAL:
-	case KD_OP_OPEN:
+	if (c->op == KD_OP_SEAL || c->op == KD_OP_OPEN || (c->op == KD_OP_SIGN && argc == 3))
 		return write_out(argv[2], r->f[0].p, r->f[0].len) ? EXIT_IO : 0;
-	}
+	reply_print(c->op, r);
 	return 0;
 }
 
@@ -432,8 +385,12 @@ int main(int argc, char **argv)
 	if (r.status != KD_OK) {
 		fprintf(stderr, "%s: %s\n", prog, (const char *)r.f[0].p);
 		rc = EXIT_REFUSED;
+	} else if (reply_check(c->op, &r) < 0) {
+		fprintf(stderr, "%s: secbufd's reply to %s is malformed: is it secbufd that listens at %s?\n",
+			prog, c->name, path);
+		rc = EXIT_IO;
 	} else {
-		rc = print_reply(c, argc, argv, &r);
+		rc = output(c, argc, argv, &r);
 	}
 	kd_reply_free(&r);
 	if (fflush(stdout) != 0 && !rc)
