@@ -10,34 +10,8 @@
 #define SECBUF_PACKED_H
 
 #include "guarded/guarded.h"
-
-struct sb_slab;
-
-/* Slabs are aligned blocks of 2^SB_SLAB_SHIFT bytes, guard pages included. */
-#define SB_SLAB_SHIFT 18
-
-/* slabmap.c: the slab holding a pointer, found by its aligned block. */
-#define SB_SLABMAP_BITS	     48
-#define SB_SLABMAP_LEAF_BITS 15
-#define SB_SLABMAP_LEAF	     ((size_t)1 << SB_SLABMAP_LEAF_BITS)
-#define SB_SLABMAP_TOP	     ((size_t)1 << (SB_SLABMAP_BITS - SB_SLAB_SHIFT - SB_SLABMAP_LEAF_BITS))
-SB_HIDDEN extern struct sb_slab **sb_slabmap[SB_SLABMAP_TOP];
-
-/* Inline: secbuf_free() asks it about every pointer, packed or not. */
-static inline struct sb_slab *sb_slab_of(const void *p)
-{
-	uintptr_t a = (uintptr_t)p;
-	struct sb_slab **leaf;
-
-	if (a >> SB_SLABMAP_BITS)
-		return NULL;
-	leaf = __atomic_load_n(&sb_slabmap[a >> (SB_SLAB_SHIFT + SB_SLABMAP_LEAF_BITS)],
-			       __ATOMIC_ACQUIRE);
-	if (!leaf)
-		return NULL;
-	return __atomic_load_n(&leaf[(a >> SB_SLAB_SHIFT) & (SB_SLABMAP_LEAF - 1)],
-			       __ATOMIC_ACQUIRE);
-}
+#include "pool.h"
+#include "slabmap.h"
 
 /* packed.c: the calls, after sb_enter() and, to allocate, init.c's sb_ready(). */
 SB_HIDDEN void *sb_packed_alloc(size_t size, unsigned flags);
@@ -52,9 +26,5 @@ SB_HIDDEN void sb_packed_thread_exit(void);
 SB_HIDDEN void sb_packed_purge(void);
 SB_HIDDEN void sb_packed_fork_child(void);
 
-/* pool.c: the pools' locks around fork(). */
-SB_HIDDEN void sb_pool_fork_prepare(void);
-SB_HIDDEN void sb_pool_fork_parent(void);
-SB_HIDDEN void sb_pool_fork_child(void);
 
 #endif
