@@ -35,9 +35,9 @@ int proc_id_read(int fd, struct proc_id *id)
 	memcpy(id->comm, open_paren + 1, len);
 	id->comm[len] = '\0';
 	id->state = close_paren[2];
-	/* Fields 3 (state) to 21, then starttime. */
+	/* Fields 3 (state) to 21, then starttime; a line cut short ends at its NUL. */
 	p = close_paren + 2;
-	for (int field = 3; field < 22 && p; field++)
+	for (int field = 3; field < 22 && p && *p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &id->starttime) != 1) {
 		errno = EPROTO;
