@@ -65,7 +65,7 @@ int reply_check(uint8_t op, const struct kd_reply *r)
 			ok &= list_entry(&r->f[i]);
 		break;
 	case KD_OP_STATS:
-		ok = r->nf >= 1;	/* the totals come first */
+		ok = r->nf >= 1; /* the totals come first */
 		for (unsigned i = 0; i < r->nf; i++)
 			ok &= stats_record(&r->f[i]);
 		break;
@@ -91,10 +91,13 @@ static void print_stats(const struct kd_reply *r)
 			continue;
 		if (i == 0)
 			printf("# lock method %s, page size %llu\n%-24s %-8s %12s %9s %9s\n",
-			       secbuf_lock_method_name(rec.lock_method), (unsigned long long)rec.page_size,
-			       "name", "type", "capacity_kB", "resident", "locked");
-		printf("%-24s %-8s %12llu %9llu %9llu\n", rec.name, rec.type ? kd_keytype_name(rec.type) : "-",
-		       (unsigned long long)rec.capacity >> 10, (unsigned long long)rec.resident_pages,
+			       secbuf_lock_method_name(rec.lock_method),
+			       (unsigned long long)rec.page_size, "name", "type", "capacity_kB",
+			       "resident", "locked");
+		printf("%-24s %-8s %12llu %9llu %9llu\n", rec.name,
+		       rec.type ? kd_keytype_name(rec.type) : "-",
+		       (unsigned long long)rec.capacity >> 10,
+		       (unsigned long long)rec.resident_pages,
 		       (unsigned long long)rec.locked_pages);
 	}
 }
@@ -115,7 +118,8 @@ void reply_print(uint8_t op, const struct kd_reply *r)
 		break;
 	case KD_OP_LIST:
 		for (unsigned i = 0; i < r->nf; i++)
-			printf("%-8s %.*s\n", kd_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1, r->f[i].p + 1);
+			printf("%-8s %.*s\n", kd_keytype_name(r->f[i].p[0]), (int)r->f[i].len - 1,
+			       r->f[i].p + 1);
 		break;
 	case KD_OP_STATS:
 		print_stats(r);

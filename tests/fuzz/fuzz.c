@@ -68,7 +68,8 @@ int fuzz_file(const void *data, size_t len, char path[64])
 {
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 
-	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len) || lseek(fd, 0, SEEK_SET) != 0) {
+	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len) ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
 		perror("fuzz_file");
 		abort();
 	}

@@ -11,7 +11,9 @@
 #include "kfacts.h"
 #include "../../demo/audit/procfs.h"
 
-static const char *const fields[] = { "VmLck", "VmRSS", "VmSwap", "Locked", "Mlocked", "Unevictable" };
+static const char *const fields[] = {
+	"VmLck", "VmRSS", "VmSwap", "Locked", "Mlocked", "Unevictable"
+};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,10 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		proc_comm_read(fd, comm, sizeof(comm));
 		if (strnlen(comm, sizeof(comm)) == sizeof(comm))
-			abort();	/* not terminated */
+			abort(); /* not terminated */
 		break;
 	case 2:
-		(void)proc_field_kb(path, fields[data[0] / 3 % (sizeof(fields) / sizeof(fields[0]))]);
+		(void)proc_field_kb(path,
+				    fields[data[0] / 3 % (sizeof(fields) / sizeof(fields[0]))]);
 		break;
 	}
 	close(fd);

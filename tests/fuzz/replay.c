@@ -50,14 +50,15 @@ static int run_one(const char *path)
 		return -1;
 	if (pid == 0) {
 		dup2(err, STDERR_FILENO);
-		uint8_t *copy = malloc(n ? n : 1);	/* exactly n bytes: ASan sees an overread */
+		uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees an overread */
 
 		memcpy(copy, buf, n);
 		LLVMFuzzerTestOneInput(copy, n);
 		free(copy);
-		exit(0);	/* not _exit(): a coverage build writes its profile at exit */
+		exit(0); /* not _exit(): a coverage build writes its profile at exit */
 	}
-	rc = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	rc = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 :
+												-1;
 	if (rc < 0)
 		show(err);
 	close(err);
@@ -84,7 +85,8 @@ int main(int argc, char **argv)
 			tap_bail("%s: fork: %s", name, strerror(errno));
 		if (WIFEXITED(status) && WEXITSTATUS(status) == FUZZ_UNAVAILABLE) {
 			for (int i = 1; i < argc; i++)
-				tap_skip("this host cannot run it (its message above)", "%s: %s", name, argv[i]);
+				tap_skip("this host cannot run it (its message above)", "%s: %s",
+					 name, argv[i]);
 			return tap_done();
 		}
 		LLVMFuzzerInitialize(&argc, &argv);
@@ -116,7 +118,8 @@ int main(int argc, char **argv)
 		if (!inputs)
 			tap_check(false, "%s: %s holds no input", name, argv[i]);
 		else
-			tap_check(!failed, "%s: %d inputs of %s replayed, %d failed", name, inputs, argv[i], failed);
+			tap_check(!failed, "%s: %d inputs of %s replayed, %d failed", name, inputs,
+				  argv[i], failed);
 	}
 	return tap_done();
 }

@@ -13,7 +13,7 @@
 #include "secbuf.h"
 #include "../../demo/secbufd/handlers.h"
 
-#define ARENA_CAP (256U << 10)	/* small: "working buffer full" is reachable */
+#define ARENA_CAP (256U << 10)	  /* small: "working buffer full" is reachable */
 #define MAX_BODY  (ARENA_CAP / 2) /* as secbufd sets it from its buffer size */
 
 static struct arena ar;
@@ -35,8 +35,9 @@ static void check_frame(const uint8_t *frame, size_t len, int ok)
 	uint32_t body;
 	uint8_t code;
 
-	if (len < KD_HDR_SIZE || kd_hdr_parse(frame, &code, &body) < 0 || body != len - KD_HDR_SIZE ||
-	    (code == KD_OK) != ok || kd_fields_parse(frame + KD_HDR_SIZE, body, f, 0, KEYSTORE_MAX + 2) < 0)
+	if (len < KD_HDR_SIZE || kd_hdr_parse(frame, &code, &body) < 0 ||
+	    body != len - KD_HDR_SIZE || (code == KD_OK) != ok ||
+	    kd_fields_parse(frame + KD_HDR_SIZE, body, f, 0, KEYSTORE_MAX + 2) < 0)
 		abort();
 }
 
@@ -46,7 +47,8 @@ static void import(struct keystore *ks, unsigned type, const char *name, uint8_t
 	uint8_t secret[KD_SECRET_BYTES];
 
 	memset(secret, seed, sizeof(secret));
-	if (ks_import(ks, type, (const uint8_t *)name, strlen(name), secret, sizeof(secret), &k) != KD_OK)
+	if (ks_import(ks, type, (const uint8_t *)name, strlen(name), secret, sizeof(secret), &k) !=
+	    KD_OK)
 		abort();
 }
 
@@ -58,16 +60,16 @@ static int serve_one(struct keystore *ks, const uint8_t **p, size_t *left)
 	uint32_t len;
 
 	if (*left < KD_HDR_SIZE)
-		return -1;	/* end of stream, or a truncated header */
+		return -1; /* end of stream, or a truncated header */
 	if (kd_hdr_parse(*p, &op, &len) < 0 || len > MAX_BODY) {
 		check_frame(errbuf, error_frame(errbuf, KD_E_MALFORMED, "bad header"), 0);
 		return -1;
 	}
 	if (*left - KD_HDR_SIZE < len)
-		return -1;	/* truncated body */
+		return -1; /* truncated body */
 	in = arena_get(&ar, len);
 	if (!in)
-		return -1;	/* busy: the server refuses and closes */
+		return -1; /* busy: the server refuses and closes */
 	memcpy(in, *p + KD_HDR_SIZE, len);
 	*p += KD_HDR_SIZE + len;
 	*left -= KD_HDR_SIZE + len;
@@ -79,7 +81,7 @@ static int serve_one(struct keystore *ks, const uint8_t **p, size_t *left)
 		return 0;
 	}
 	if (r.frame || !r.err[0])
-		abort();	/* a failure hands out no chunk, and says why */
+		abort(); /* a failure hands out no chunk, and says why */
 	check_frame(errbuf, error_frame(errbuf, r.status, r.err), 0);
 	return r.status == KD_E_MALFORMED ? -1 : 0;
 }
@@ -96,6 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		;
 	ks_free(&ks);
 	if (ar.n != 0)
-		abort();	/* a chunk of the working buffer was never released */
+		abort(); /* a chunk of the working buffer was never released */
 	return 0;
 }

@@ -32,21 +32,21 @@
 #include "kfacts.h"
 #include "secbuf.h"
 
-#define SLOTS	  12
-#define STEPS	  48
-#define CANARY	  32	/* bytes in front of the pointer the library may write at alloc */
-#define BIG_MAX	  (3U << 20)
+#define SLOTS	12
+#define STEPS	48
+#define CANARY	32 /* bytes in front of the pointer the library may write at alloc */
+#define BIG_MAX (3U << 20)
 
 struct slot {
 	unsigned char *p;
 	size_t size;
 	unsigned flags;
-	int access;		/* SECBUF_NOACCESS, _READONLY, _READWRITE */
-	bool packed, secret;	/* as secbuf_stat() says it was made */
-	unsigned char *model;	/* what it must hold */
-	bool *touched;		/* per data page, for guarded buffers */
+	int access;	      /* SECBUF_NOACCESS, _READONLY, _READWRITE */
+	bool packed, secret;  /* as secbuf_stat() says it was made */
+	unsigned char *model; /* what it must hold */
+	bool *touched;	      /* per data page, for guarded buffers */
 	size_t pages;
-	uintptr_t data;		/* first data page (guarded) */
+	uintptr_t data; /* first data page (guarded) */
 };
 
 static struct slot slots[SLOTS];
@@ -56,9 +56,9 @@ static bool trace; /* SEQUENCE_TRACE=1: each step on stderr, to read a reproduce
 
 static void fail(const char *what, const struct slot *s)
 {
-	fprintf(stderr, "sequence: %s (buffer %p, %zu bytes, flags %#x, access %d, method %s)\n", what,
-		s ? (void *)s->p : NULL, s ? s->size : 0, s ? s->flags : 0, s ? s->access : -1,
-		secbuf_lock_method_name(method));
+	fprintf(stderr, "sequence: %s (buffer %p, %zu bytes, flags %#x, access %d, method %s)\n",
+		what, s ? (void *)s->p : NULL, s ? s->size : 0, s ? s->flags : 0,
+		s ? s->access : -1, secbuf_lock_method_name(method));
 	abort();
 }
 
@@ -110,7 +110,8 @@ static void check_contents(const struct slot *s)
 		size_t len = (next < end ? next : end) - from;
 
 		if (s->touched[(from - s->data) / page] &&
-		    (peek(from, buf, len) < 0 || memcmp(buf, s->model + (from - (uintptr_t)s->p), len)))
+		    (peek(from, buf, len) < 0 ||
+		     memcmp(buf, s->model + (from - (uintptr_t)s->p), len)))
 			fail("contents differ from the model", s);
 		from += len;
 	}
@@ -121,7 +122,7 @@ static void check_access(const struct slot *s)
 	unsigned char c;
 
 	if (s->secret)
-		return;	/* process_vm_readv cannot read secret memory at all */
+		return; /* process_vm_readv cannot read secret memory at all */
 	if (s->access == SECBUF_NOACCESS && peek((uintptr_t)s->p, &c, 1) == 0)
 		fail("a NOACCESS buffer can be read", s);
 	if (s->access != SECBUF_NOACCESS && peek((uintptr_t)s->p, &c, 1) < 0)
@@ -151,7 +152,7 @@ static void check_stat(const struct slot *s)
 	if (st.locked_pages != (st.lock_method == SECBUF_LOCK_NONE ? 0 : st.resident_pages))
 		fail("locked pages are not the resident pages of a locked buffer", s);
 	if (s->packed || s->secret)
-		return;	/* a slab's pages are shared; secret memory's VmFlags vary by kernel */
+		return; /* a slab's pages are shared; secret memory's VmFlags vary by kernel */
 	if (st.mapped_bytes != s->pages * page || pagemap_read((void *)s->data, s->pages, pm) < 0)
 		fail("mapped bytes or pagemap", s);
 	for (size_t i = 0; i < s->pages; i++) {
@@ -184,10 +185,17 @@ static size_t pick_size(struct fuzz_in *in)
 	uint8_t k = fuzz_u8(in);
 
 	switch (k % 8) {
-	case 0: return k / 8;				/* 0 to 31 */
-	case 1: case 2: return 1 + fuzz_below(in, 300);	/* around SECBUF_PACKED_MAX */
-	case 3: case 4: return 1 + fuzz_below(in, 3 * 4096);
-	case 5: case 6: return 1 + fuzz_below(in, 64 << 10);
+	case 0:
+		return k / 8; /* 0 to 31 */
+	case 1:
+	case 2:
+		return 1 + fuzz_below(in, 300); /* around SECBUF_PACKED_MAX */
+	case 3:
+	case 4:
+		return 1 + fuzz_below(in, 3 * 4096);
+	case 5:
+	case 6:
+		return 1 + fuzz_below(in, 64 << 10);
 	}
 	return 1 + fuzz_u32(in) % BIG_MAX;
 }
@@ -221,7 +229,7 @@ static void do_alloc(struct slot *s, struct fuzz_in *in, bool with_flags)
 	if (!s->model || !s->touched)
 		abort();
 	touch(s, (uintptr_t)s->p - CANARY, CANARY + 1);
-	touch(s, (uintptr_t)s->p + size - 1, 16);	/* the padding up to the guard */
+	touch(s, (uintptr_t)s->p + size - 1, 16); /* the padding up to the guard */
 	check(s);
 }
 
@@ -271,7 +279,8 @@ static void do_protect(struct slot *s, struct fuzz_in *in)
 
 	if (access > SECBUF_READWRITE || s->packed) {
 		if (rc == 0 || errno != EINVAL)
-			fail("a bad mode, or protect of a packed secret, did not fail with EINVAL", s);
+			fail("a bad mode, or protect of a packed secret, did not fail with EINVAL",
+			     s);
 		return;
 	}
 	if (rc < 0)
@@ -318,16 +327,20 @@ static void do_fork(void)
 
 				if (smaps_find(0, s->p, &v) == 0 &&
 				    (strcmp(v.perms, "---p") || strstr(v.name, "secretmem"))) {
-					fprintf(stderr, "sequence: child: secret memory at %p is there: %s %s\n",
+					fprintf(stderr,
+						"sequence: child: secret memory at %p is there: %s %s\n",
 						(void *)s->p, v.perms, v.name);
 					bad = 1;
 				}
 				continue;
 			}
-			for (size_t k = 0; k < s->size && s->access != SECBUF_NOACCESS; k += k < 64 ? 1 : 997)
+			for (size_t k = 0; k < s->size && s->access != SECBUF_NOACCESS;
+			     k += k < 64 ? 1 : 997)
 				if (peek((uintptr_t)s->p + k, &c, 1) < 0 || c) {
-					fprintf(stderr, "sequence: child: byte %zu of %p (%zu bytes, flags %#x) %s\n",
-						k, (void *)s->p, s->size, s->flags, c ? "is not zero" : "cannot be read");
+					fprintf(stderr,
+						"sequence: child: byte %zu of %p (%zu bytes, flags %#x) %s\n",
+						k, (void *)s->p, s->size, s->flags,
+						c ? "is not zero" : "cannot be read");
 					bad = 1;
 					break;
 				}
@@ -343,7 +356,8 @@ static void do_fork(void)
 static void *worker(void *arg)
 {
 	size_t size = (uintptr_t)arg;
-	unsigned char *a = secbuf_alloc_flags(size % SECBUF_PACKED_MAX + 1, SECBUF_PACKED | SECBUF_BEST_EFFORT);
+	unsigned char *a = secbuf_alloc_flags(size % SECBUF_PACKED_MAX + 1,
+					      SECBUF_PACKED | SECBUF_BEST_EFFORT);
 	unsigned char *b = secbuf_alloc_flags(size + 1, SECBUF_BEST_EFFORT);
 
 	if (a) {
@@ -379,8 +393,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	page = sysconf(_SC_PAGESIZE);
 	method = secbuf_lock_method();
 	if (method < 0) {
-		fprintf(stderr, "sequence: SECBUF_LOCK=%s is not available here: %s\n", forced ? forced : "",
-			strerror(errno));
+		fprintf(stderr, "sequence: SECBUF_LOCK=%s is not available here: %s\n",
+			forced ? forced : "", strerror(errno));
 		exit(FUZZ_UNAVAILABLE);
 	}
 	return 0;
@@ -396,7 +410,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct slot *s = &slots[fuzz_below(&in, SLOTS)];
 
 		if (trace)
-			fprintf(stderr, "step %d: op %d, buffer %d\n", step, op % 12, (int)(s - slots));
+			fprintf(stderr, "step %d: op %d, buffer %d\n", step, op % 12,
+				(int)(s - slots));
 
 		if (op % 12 == 0 || op % 12 == 1) {
 			if (!s->p)
@@ -408,7 +423,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		if (op % 12 == 9) {
-			if (!forked)	/* one fork per input: each costs a copy of the address space */
+			if (!forked) /* one fork per input: each costs a copy of the address space */
 				do_fork();
 			forked = true;
 			continue;
@@ -420,11 +435,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!s->p)
 			continue;
 		switch (op % 12) {
-		case 2: do_free(s); continue;
-		case 3: do_protect(s, &in); break;
-		case 4: case 5: do_write(s, &in); break;
-		case 6: do_read(s); break;
-		case 7: case 11: break;	/* size and stat: the checks below */
+		case 2:
+			do_free(s);
+			continue;
+		case 3:
+			do_protect(s, &in);
+			break;
+		case 4:
+		case 5:
+			do_write(s, &in);
+			break;
+		case 6:
+			do_read(s);
+			break;
+		case 7:
+		case 11:
+			break; /* size and stat: the checks below */
 		}
 		check(s);
 	}

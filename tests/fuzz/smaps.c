@@ -17,18 +17,30 @@
 #include "kfacts.h"
 #include "../../demo/audit/scan.h"
 
-#define PAGES	  64	/* the address space: pages 0 to 63 */
-#define FRAMES	  32	/* kpageflags entries */
+#define PAGES	  64 /* the address space: pages 0 to 63 */
+#define FRAMES	  32 /* kpageflags entries */
 #define SMAPS_MAX 16384
 
 static const char *const names[] = {
-	"", "[anon:secbuf]", "[anon:secbuf:maplockonfault]", "[anon:secbuf:mlock2]",
-	"[anon:secbuf:mlock]", "[anon:secbuf:none]", "[anon:secbuf:secretmem]", "[anon:secbuf:",
-	"[anon:secbuf:]", "[anon:secbuf:x]", "/secretmem (deleted)", "[heap]", "[stack]", "[vvar]",
-	"/usr/lib/libc.so.6", "[anon:other]",
+	"",
+	"[anon:secbuf]",
+	"[anon:secbuf:maplockonfault]",
+	"[anon:secbuf:mlock2]",
+	"[anon:secbuf:mlock]",
+	"[anon:secbuf:none]",
+	"[anon:secbuf:secretmem]",
+	"[anon:secbuf:",
+	"[anon:secbuf:]",
+	"[anon:secbuf:x]",
+	"/secretmem (deleted)",
+	"[heap]",
+	"[stack]",
+	"[vvar]",
+	"/usr/lib/libc.so.6",
+	"[anon:other]",
 };
 static const char *const flags[] = { "rd", "wr", "ex", "sh", "mr", "mw", "me", "ms", "lo", "lf",
-				      "dd", "wf", "io", "pf", "ac", "nr", "sd", "hg", "nh", "mg" };
+				     "dd", "wf", "io", "pf", "ac", "nr", "sd", "hg", "nh", "mg" };
 static const char *const perms[] = { "rw-p", "r--p", "---p", "rw-s", "r-xp", "rwxp" };
 static const char *const fields[] = { "Rss", "Locked", "Swap", "Size", "Pss" };
 
@@ -59,8 +71,8 @@ static void mapping(struct text *t, struct fuzz_in *in)
 	size_t nlen;
 	const uint8_t *name;
 
-	snprintf(line, sizeof(line), "%lx-%lx %s 00000000 00:00 0 ", first * page, (first + n) * page,
-		 perms[fuzz_below(in, sizeof(perms) / sizeof(perms[0]))]);
+	snprintf(line, sizeof(line), "%lx-%lx %s 00000000 00:00 0 ", first * page,
+		 (first + n) * page, perms[fuzz_below(in, sizeof(perms) / sizeof(perms[0]))]);
 	puts_(t, line);
 	if (bits & 1) { /* a name of the fuzzer's own */
 		name = fuzz_bytes(in, 300, &nlen);
@@ -72,7 +84,8 @@ static void mapping(struct text *t, struct fuzz_in *in)
 	for (unsigned i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		if (bits & (1U << (6 + i)))
 			continue;
-		snprintf(line, sizeof(line), "%s: %8ld kB\n", fields[i], (long)(int32_t)fuzz_u32(in));
+		snprintf(line, sizeof(line), "%s: %8ld kB\n", fields[i],
+			 (long)(int32_t)fuzz_u32(in));
 		puts_(t, line);
 	}
 	puts_(t, "VmFlags:");
@@ -138,8 +151,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct audit_map *m = &maps[i];
 
 			/* The census never counts more than the pages it read. */
-			if (m->resident > m->pages || m->locked > m->resident || m->evictable > m->resident ||
-			    m->name[sizeof(m->name) - 1] || m->vmflags[sizeof(m->vmflags) - 1])
+			if (m->resident > m->pages || m->locked > m->resident ||
+			    m->evictable > m->resident || m->name[sizeof(m->name) - 1] ||
+			    m->vmflags[sizeof(m->vmflags) - 1])
 				abort();
 		}
 		free(maps);
