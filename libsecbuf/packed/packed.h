@@ -20,6 +20,10 @@ SB_HIDDEN size_t sb_packed_size(struct sb_slab *s, const void *ptr, const char *
 SB_HIDDEN int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st,
 			     const char *fn);
 SB_HIDDEN void sb_packed_check_live(struct sb_slab *s, const void *ptr, const char *fn);
+/* The lock method of a slab's pages: SECBUF_LOCK_*. */
+SB_HIDDEN int sb_packed_method(const struct sb_slab *s);
+/* Whether p lies in a live secret of slab s (start or inside): 1 or 0, never aborts. */
+SB_HIDDEN int sb_packed_is_live(const struct sb_slab *s, const void *p);
 /* A thread's bins: back to the pools at its exit; dropped in a forked child. */
 SB_HIDDEN void sb_packed_thread_exit(void);
 /* Purge hook (process/purge.c): async-signal-safe, waits for no lock. */

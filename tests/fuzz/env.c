@@ -1,16 +1,16 @@
 /*
  * env: the drop-ins' environment, as they parse it.  The input is up to
  * three values separated by NUL bytes: SECBUF_STRICT and SECBUF_SECRET
- * (libsodium's drop-in, sodium/sodium.c: yes/no switches, a bad value
- * refused with a message) and SECBUF_LOCK (the method the probe forces,
+ * (the drop-ins' yes/no switches, dropin/common/env.c: a bad value refused
+ * with a message) and SECBUF_LOCK (the method the probe forces,
  * os/probe.c).  Their parsers are static, so this file includes the two
  * sources: the real code, not a copy.
  *
- * Left out: SECBUF_PURGE_ON_CRASH, read by a constructor that installs
- * crash handlers, which would take over libFuzzer's own.
+ * Left out: SECBUF_PURGE_ON_CRASH, whose yes installs crash handlers,
+ * which would take over libFuzzer's own.
  */
+#include "dropin/common/env.c"
 #include "os/probe.c"
-#include "sodium/sodium.c"
 
 #include "fuzz.h"
 
@@ -31,6 +31,8 @@ static const char *value(struct fuzz_in *in, char *buf, size_t size)
 	return buf;
 }
 
+static const struct sb_dropin fuzzed = { "env-fuzz", "the fuzzed call" };
+
 static void check_switch(struct env_switch *sw, const char *v)
 {
 	int s;
@@ -39,7 +41,7 @@ static void check_switch(struct env_switch *sw, const char *v)
 	sw->complained = 0;
 	if (setenv(sw->name, v, 1) < 0)
 		abort();
-	s = switch_state(sw);
+	s = switch_state(&fuzzed, sw);
 	/* The empty value is a no, as is an unset one; a bad value is never a yes. */
 	if (s != SWITCH_YES && s != SWITCH_NO && s != SWITCH_BAD)
 		abort();
@@ -60,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		probe_kernel(&proven);
 	check_switch(&strict, value(&in, st, sizeof(st)));
 	check_switch(&secret, value(&in, se, sizeof(se)));
-	flags = alloc_flags();
+	flags = sb_dropin_flags(&fuzzed);
 	if (flags < 0 ? errno != EINVAL : (flags & ~(SECBUF_BEST_EFFORT | SECBUF_SECRET)) != 0)
 		abort();
 	value(&in, lock, sizeof(lock));
