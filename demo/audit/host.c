@@ -114,8 +114,8 @@ static int scan_process(pid_t pid, const struct audit_select *sel, struct host_s
 		hs->processes[outcome_of(errno)]++;
 		return 0;
 	}
-	if (proc_id_of(pid, &after) < 0 || after.starttime != before.starttime || after.state == 'Z' ||
-	    after.state == 'X') {
+	if (proc_id_of(pid, &after) < 0 || after.starttime != before.starttime ||
+	    after.state == 'Z' || after.state == 'X') {
 		free(maps);
 		hs->processes[HOST_VANISHED]++;
 		return 0;

@@ -30,5 +30,4 @@ SB_HIDDEN void sb_packed_thread_exit(void);
 SB_HIDDEN void sb_packed_purge(void);
 SB_HIDDEN void sb_packed_fork_child(void);
 
-
 #endif

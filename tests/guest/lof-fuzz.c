@@ -570,10 +570,11 @@ int main(int argc, char **argv)
 	if (root && mlock_pin_cpu() < 0)
 		return perror("sched_setaffinity"), 1;
 	tap_diag("lof-fuzz seed %#llx, %s kernel, %s%s, %s; replay: lof-fuzz -s %#llx%s -n STEPS",
-	       seed, patched ? "lock-on-fault" : "stock",
-	       root ? "kpageflags checked" : "no kpageflags",
-	       lf_shown ? "" : ", smaps without \"lf\"",
-	       capable ? "CAP_IPC_LOCK" : "RLIMIT_MEMLOCK below", seed, capable ? "" : " -l PAGES");
+		 seed, patched ? "lock-on-fault" : "stock",
+		 root ? "kpageflags checked" : "no kpageflags",
+		 lf_shown ? "" : ", smaps without \"lf\"",
+		 capable ? "CAP_IPC_LOCK" : "RLIMIT_MEMLOCK below", seed,
+		 capable ? "" : " -l PAGES");
 	if (!capable)
 		tap_diag("RLIMIT_MEMLOCK %ld pages", limit_pages);
 	/* The arena: reserved, then every page unmapped and so in the model. */
@@ -627,11 +628,12 @@ int main(int argc, char **argv)
 		}
 		check();
 	}
-	tap_diag("%ld steps, %ld calls checked: map %ld, unmap %ld, write %ld, mprotect %ld, mlock2 %ld, munlock %ld, madvise %ld, write/fork %ld, mremap %ld, (mun)lockall %ld",
-	       step, calls, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
-	       counts[6], counts[7], counts[8], counts[9]);
+	tap_diag(
+		"%ld steps, %ld calls checked: map %ld, unmap %ld, write %ld, mprotect %ld, mlock2 %ld, munlock %ld, madvise %ld, write/fork %ld, mremap %ld, (mun)lockall %ld",
+		step, calls, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+		counts[6], counts[7], counts[8], counts[9]);
 	tap_report("lof-fuzz %s: %ld steps, %ld calls checked in %ld s, 0 mismatches",
-	       capable ? "root" : "nobody", step, calls, seconds);
+		   capable ? "root" : "nobody", step, calls, seconds);
 	tap_check(true, "%ld steps from seed %#llx agree with the model", step, seed);
 	return tap_done();
 }
