@@ -15,6 +15,20 @@ static const char *const fields[] = {
 	"VmLck", "VmRSS", "VmSwap", "Locked", "Mlocked", "Unevictable"
 };
 
+/* Once: the forms that open this process's own files, around the fuzzed readers. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct proc_id id;
+	char comm[PROC_COMM_LEN];
+
+	(void)argc;
+	(void)argv;
+	proc_comm_of(getpid(), comm, sizeof(comm));
+	if (proc_id_of(getpid(), &id) < 0 || id.state != 'R' || meminfo_kb("MemTotal") <= 0)
+		abort();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proc_id id;

@@ -8,6 +8,7 @@
  * page census are reached, not only the first header check.  An input
  * whose first byte is odd is taken as raw smaps text instead.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,32 @@ static void structured(struct fuzz_in *in, struct text *t, uint64_t *pm, uint64_
 		mapping(t, in);
 	if (in->len) /* the rest: lines of the fuzzer's own after the mappings */
 		put(t, (const char *)in->p, in->len);
+}
+
+/*
+ * Once: the same readers on this process's own files, through the forms
+ * that open them (audit_scan(), smaps_find(), smaps_count(), page_census()),
+ * so that what wraps the fuzzed readers runs too.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct audit_select all = { .all = 1, .likely = 1 };
+	struct audit_map *maps;
+	struct page_census c;
+	struct smaps_vma v;
+	size_t n;
+	int kpf;
+
+	(void)argc;
+	(void)argv;
+	if (audit_scan(getpid(), &all, &maps, &n, &kpf) < 0 || smaps_find(0, &all, &v) < 0 ||
+	    smaps_count(0) <= 0)
+		abort();
+	free(maps);
+	/* Without root, page_census() refuses: it wants lock bits only kpageflags has. */
+	if (page_census((void *)(v.start), 1, &c) < 0 && errno != EACCES)
+		abort();
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
