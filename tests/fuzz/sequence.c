@@ -202,18 +202,19 @@ static size_t pick_size(struct fuzz_in *in)
 
 static void do_alloc(struct slot *s, struct fuzz_in *in, bool with_flags)
 {
-	unsigned flags = with_flags ? fuzz_u8(in) & 0x1f : 0; /* 0x10: an unknown flag */
+	/* 0x20: an unknown flag; SECBUF_INHERIT (children keep it) is not modelled yet */
+	unsigned flags = with_flags ? fuzz_u8(in) & 0x2f : 0;
 	size_t size = pick_size(in);
 	struct secbuf_stat st;
 
 	errno = 0;
 	s->p = with_flags ? secbuf_alloc_flags(size, flags) : secbuf_alloc(size);
 	if (!s->p) {
-		if (!errno || ((size == 0 || flags & 0x10) && errno != EINVAL))
+		if (!errno || ((size == 0 || flags & 0x20) && errno != EINVAL))
 			fail("a failed allocation without its errno", NULL);
 		return;
 	}
-	if (size == 0 || flags & 0x10)
+	if (size == 0 || flags & 0x20)
 		fail("an allocation of 0 bytes or unknown flags succeeded", NULL);
 	s->size = size;
 	s->flags = flags;
