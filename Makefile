@@ -16,7 +16,8 @@ KARCH ?= x86_64
 .PHONY: all deps deps-host deps-host-tests deps-guest deps-bench deps-fuzzing check-deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
-	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust
+	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust \
+	fuzz fuzz-coverage
 
 all: lib
 	$(MAKE) -C demo all
@@ -137,6 +138,17 @@ lint: deps
 # four cross builds of 5 to 10 min each when cold.
 check-arm64: deps-arm64
 	@tests/run-all --arm64
+
+# Every input parser under libFuzzer (clang-16, ASan+UBSan) for
+# FUZZ_SECONDS each (default 180), and the sequence fuzzer of libsecbuf
+# with each lock method; not part of check, which replays the corpora.
+fuzz: deps-fuzzing
+	@$(MAKE) -s -C tests/fuzz fuzz
+
+# Line and branch coverage (llvm-cov-16) of the fuzzed files after the
+# committed corpora: the table of tests/fuzz/RESULTS.md.
+fuzz-coverage: deps-fuzzing
+	@$(MAKE) -s -C tests/fuzz coverage
 
 check-host: deps-host-tests
 	@tests/run-all --host-only

@@ -15,59 +15,7 @@
 #include <unistd.h>
 
 #include "kfacts.h"
-
-/* What /proc/PID/stat says of a process that tells it apart from the next. */
-struct proc_id {
-	char comm[HOST_COMM_LEN];
-	char state;
-	unsigned long long starttime; /* clock ticks after boot: a reused pid differs */
-};
-
-/*
- * /proc/PID/stat: "pid (comm) state ..." with starttime the 22nd field.
- * The name may hold blanks and parentheses, so it ends at the last ')'.
- */
-static int read_id(pid_t pid, struct proc_id *id)
-{
-	char path[64], buf[1024], *open_paren, *close_paren, *p;
-	ssize_t n;
-	size_t len;
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	err = errno;
-	close(fd);
-	if (n <= 0) {
-		errno = n < 0 ? err : ESRCH; /* an empty stat: the task is gone */
-		return -1;
-	}
-	buf[n] = '\0';
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren || !close_paren[1]) {
-		errno = EPROTO;
-		return -1;
-	}
-	len = close_paren - open_paren - 1;
-	if (len >= sizeof(id->comm))
-		len = sizeof(id->comm) - 1;
-	memcpy(id->comm, open_paren + 1, len);
-	id->comm[len] = '\0';
-	id->state = close_paren[2];
-	/* Fields 3 (state) to 21, then starttime. */
-	p = close_paren + 2;
-	for (int field = 3; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &id->starttime) != 1) {
-		errno = EPROTO;
-		return -1;
-	}
-	return 0;
-}
+#include "procfs.h"
 
 static enum host_outcome outcome_of(int err)
 {
@@ -152,7 +100,7 @@ static int scan_process(pid_t pid, const struct audit_select *sel, struct host_s
 	size_t n;
 	int kpf;
 
-	if (read_id(pid, &before) < 0) {
+	if (proc_id_of(pid, &before) < 0) {
 		hs->processes[outcome_of(errno)]++;
 		return 0;
 	}
@@ -166,8 +114,8 @@ static int scan_process(pid_t pid, const struct audit_select *sel, struct host_s
 		hs->processes[outcome_of(errno)]++;
 		return 0;
 	}
-	if (read_id(pid, &after) < 0 || after.starttime != before.starttime || after.state == 'Z' ||
-	    after.state == 'X') {
+	if (proc_id_of(pid, &after) < 0 || after.starttime != before.starttime ||
+	    after.state == 'Z' || after.state == 'X') {
 		free(maps);
 		hs->processes[HOST_VANISHED]++;
 		return 0;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "procfs.h"
 #include "scan.h"
 
 /* Why a process was not scanned, or that it was. */
@@ -49,7 +50,7 @@ enum host_lock {
 	LOCK_NONE = 8,	  /* no lo */
 };
 
-#define HOST_COMM_LEN 16 /* the kernel's TASK_COMM_LEN: 15 bytes and a NUL */
+#define HOST_COMM_LEN PROC_COMM_LEN
 
 /* One process's memory of one kind. */
 struct holding {

@@ -8,6 +8,7 @@
 
 #include "audit.h"
 #include "escape.h"
+#include "procfs.h"
 
 struct totals {
 	unsigned long pages, resident, locked, swapped, unevictable, evictable, dirty;
@@ -287,25 +288,6 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 			  "true");
 }
 
-/* The process's name as the kernel keeps it: up to 15 arbitrary bytes. */
-static void read_comm(long pid, char *comm, size_t size)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, comm, size - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n > 0 && comm[n - 1] == '\n')
-		n--;
-	if (n < 0)
-		n = snprintf(comm, size, "?");
-	comm[n] = '\0';
-}
-
 static const char *scan_error(int err)
 {
 	if (err == ENOENT || err == ESRCH)
@@ -333,7 +315,7 @@ int audit_one(long pid, const struct audit_opts *o)
 	if (audit_scan(pid, sel, &maps, &n, &kpf) < 0)
 		return audit_error(o, pid, "pid %ld: cannot read smaps or pagemap: %s", pid,
 				   scan_error(errno));
-	read_comm(pid, comm, sizeof(comm));
+	proc_comm_of(pid, comm, sizeof(comm));
 	for (size_t i = 0; i < n; i++) {
 		t.pages += maps[i].pages;
 		t.resident += maps[i].resident;

@@ -154,7 +154,8 @@ void prom_print(FILE *f, struct host_scan *hs, int ok,
 	       "Whether the lock state of every resident page came from /proc/kpageflags (1) "
 	       "or, for some, from the VmFlags of its mapping (0).");
 	fprintf(f, "secbuf_audit_kpageflags %d\n", hs->kpageflags);
-	qsort(hs->holdings, hs->n, sizeof(hs->holdings[0]), by_name);
+	if (hs->n) /* holdings is NULL when no process holds secrets: qsort() wants an array */
+		qsort(hs->holdings, hs->n, sizeof(hs->holdings[0]), by_name);
 	print_processes(f, hs);
 	print_states(f, hs, 0);
 	print_states(f, hs, 1);

@@ -110,13 +110,28 @@ int audit_method_agrees(const struct audit_map *m)
  * Per-page counts for m.  A page whose kpageflags could not be read (not
  * root) counts as locked when its mapping is VM_LOCKED.
  */
-static int count_pages(struct audit_map *m, pid_t pid)
+struct scan {
+	pid_t pid;
+	int pagemap, kpageflags; /* open files, or -1: each mapping opens the pid's */
+	const struct audit_select *sel;
+	struct audit_map *maps;
+	size_t n, cap;
+	int stopped;
+	int dropin; /* the process maps libsecbuf-sodium.so or libsecbuf-openssl.so */
+};
+
+static int count_pages(struct audit_map *m, const struct scan *sc)
 {
 	struct page_census c;
 	unsigned long unknown;
+	int rc;
 
 	m->pages = (m->end - m->start) / sysconf(_SC_PAGESIZE);
-	if (page_census_pid(pid, m->start, m->pages, &c) < 0)
+	if (sc->pagemap >= 0)
+		rc = page_census_fds(sc->pagemap, sc->kpageflags, m->start, m->pages, &c);
+	else
+		rc = page_census_pid(sc->pid, m->start, m->pages, &c);
+	if (rc < 0)
 		return -1;
 	unknown = c.present - c.flags_read;
 	m->resident = c.present;
@@ -146,15 +161,6 @@ static int push(struct audit_map **maps, size_t *n, size_t *cap, const struct au
 	(*maps)[(*n)++] = *m;
 	return 0;
 }
-
-struct scan {
-	pid_t pid;
-	const struct audit_select *sel;
-	struct audit_map *maps;
-	size_t n, cap;
-	int stopped;
-	int dropin; /* the process maps libsecbuf-sodium.so or libsecbuf-openssl.so */
-};
 
 /* Whether v is a drop-in's library: a file named libsecbuf-NAME.so. */
 static int find_dropin(const struct smaps_vma *v, void *arg)
@@ -200,7 +206,7 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 		if (cur.end > sc->sel->range_end)
 			cur.end = sc->sel->range_end;
 	}
-	if (count_pages(&cur, sc->pid) < 0 || push(&sc->maps, &sc->n, &sc->cap, &cur) < 0)
+	if (count_pages(&cur, sc) < 0 || push(&sc->maps, &sc->n, &sc->cap, &cur) < 0)
 		return -1;
 	/* The test of a process that exits while its smaps is read. */
 	if (sc->sel->stop_in == sc->pid && !sc->stopped++)
@@ -208,26 +214,51 @@ static int scan_vma(const struct smaps_vma *v, void *arg)
 	return 0;
 }
 
+static int scan(struct scan *sc, int smaps, struct audit_map **maps, size_t *n)
+{
+	int rc, err;
+
+	*maps = NULL;
+	*n = 0;
+	rc = smaps >= 0 ? smaps_each_fd(smaps, scan_vma, sc) : smaps_each(sc->pid, scan_vma, sc);
+	if (rc != 0) {
+		err = errno;
+		free(sc->maps);
+		errno = err;
+		return -1;
+	}
+	if (sc->sel->stop_after == sc->pid)
+		raise(SIGSTOP);
+	*maps = sc->maps;
+	*n = sc->n;
+	return 0;
+}
+
 int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
 	       int *kpageflags)
 {
-	struct scan sc = { pid, sel, NULL, 0, 0, 0, 0 };
-	int err;
+	struct scan sc = { .pid = pid, .pagemap = -1, .kpageflags = -1, .sel = sel };
 
 	*maps = NULL;
 	*n = 0;
 	*kpageflags = kpageflags_readable();
 	/* A first pass: the drop-in may be mapped above the memory it made. */
 	sc.dropin = smaps_each(pid, find_dropin, NULL);
-	if (sc.dropin < 0 || smaps_each(pid, scan_vma, &sc) != 0) {
-		err = errno;
-		free(sc.maps);
-		errno = err;
+	if (sc.dropin < 0)
 		return -1;
-	}
-	if (sel->stop_after == pid)
-		raise(SIGSTOP);
-	*maps = sc.maps;
-	*n = sc.n;
-	return 0;
+	return scan(&sc, -1, maps, n);
+}
+
+int audit_scan_files(int smaps, int pagemap, int kpageflags, const struct audit_select *sel,
+		     struct audit_map **maps, size_t *n)
+{
+	struct scan sc = { .pid = -1, .pagemap = pagemap, .kpageflags = kpageflags, .sel = sel };
+
+	*maps = NULL;
+	*n = 0;
+	/* The same first pass, then the file again from its start. */
+	sc.dropin = smaps_each_fd(smaps, find_dropin, NULL);
+	if (sc.dropin < 0 || lseek(smaps, 0, SEEK_SET) < 0)
+		return -1;
+	return scan(&sc, smaps, maps, n);
 }

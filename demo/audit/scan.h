@@ -120,5 +120,11 @@ int audit_method_agrees(const struct audit_map *m);
  */
 int audit_scan(pid_t pid, const struct audit_select *sel, struct audit_map **maps, size_t *n,
 	       int *kpageflags);
+/*
+ * The same from open smaps, pagemap and kpageflags files (kpageflags -1:
+ * none), as a fuzzing harness feeds them; the stop hooks never fire.
+ */
+int audit_scan_files(int smaps, int pagemap, int kpageflags, const struct audit_select *sel,
+		     struct audit_map **maps, size_t *n);
 
 #endif

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../client.h"
+#include "../secbufctl/client.h"
 
 const char *bindir = ".";
 

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../client.h"
+#include "../secbufctl/client.h"
 #include "kfacts.h"
 #include "spawn.h"
 #include "tap.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../audit/scan.h"
-#include "../client.h"
+#include "../secbufctl/client.h"
 #include "spawn.h"
 #include "tap.h"
 

@@ -23,7 +23,7 @@
 
 #include <sodium.h>
 
-#include "../client.h"
+#include "../secbufctl/client.h"
 #include "spawn.h"
 #include "kfacts.h"
 #include "tap.h"

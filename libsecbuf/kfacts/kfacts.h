@@ -51,6 +51,9 @@ struct page_census {
 	size_t flags_read;	/* present pages whose kpageflags were read */
 };
 int page_census_pid(int pid, uintptr_t addr, size_t npages, struct page_census *c);
+/* The same from open pagemap and kpageflags files (kpageflags -1: none). */
+int page_census_fds(int pagemap, int kpageflags, uintptr_t addr, size_t npages,
+		    struct page_census *c);
 /* Whether /proc/kpageflags can be read (root). */
 bool kpageflags_readable(void);
 /* The same for this process; kpageflags must be readable. */
@@ -73,6 +76,8 @@ struct smaps_vma {
  * nonzero; returns that, 0 after the last mapping, or -1 with errno.
  */
 int smaps_each(int pid, int (*fn)(const struct smaps_vma *v, void *arg), void *arg);
+/* The same from an open smaps file, read from where it stands (left open). */
+int smaps_each_fd(int fd, int (*fn)(const struct smaps_vma *v, void *arg), void *arg);
 /* The mapping containing addr in process pid (0: self); ENOENT if none. */
 int smaps_find(int pid, const void *addr, struct smaps_vma *v);
 /* Whether VmFlags holds the two-letter mnemonic. */

@@ -111,29 +111,35 @@ static int count(const uint64_t *pm, size_t n, int kpf, struct page_census *c,
 	return 0;
 }
 
-int page_census_pid(int pid, uintptr_t addr, size_t npages, struct page_census *c)
+int page_census_fds(int pagemap, int kpageflags, uintptr_t addr, size_t npages,
+		    struct page_census *c)
 {
 	uint64_t first = addr / (uintptr_t)sysconf(_SC_PAGESIZE), pm[BATCH];
 	struct kpf_prev prev = { 0, 0, false };
+
+	memset(c, 0, sizeof(*c));
+	for (size_t done = 0; done < npages;) {
+		size_t want = npages - done < BATCH ? npages - done : BATCH;
+		ssize_t got = pread_words(pagemap, pm, want, first + done);
+
+		if (got < 0 || count(pm, got, kpageflags, c, &prev) < 0)
+			return -1;
+		if (got == 0)	/* beyond the user address space: nothing there */
+			break;
+		done += got;
+	}
+	return 0;
+}
+
+int page_census_pid(int pid, uintptr_t addr, size_t npages, struct page_census *c)
+{
 	int fd = open_proc(pid, "pagemap"), rc = -1, err;
 	/* Root only; without it the caller decides from VmFlags. */
 	int kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 
 	memset(c, 0, sizeof(*c));
-	if (fd < 0)
-		goto out;
-	for (size_t done = 0; done < npages;) {
-		size_t want = npages - done < BATCH ? npages - done : BATCH;
-		ssize_t got = pread_words(fd, pm, want, first + done);
-
-		if (got < 0 || count(pm, got, kpf, c, &prev) < 0)
-			goto out;
-		if (got == 0)	/* beyond the user address space: nothing there */
-			break;
-		done += got;
-	}
-	rc = 0;
-out:
+	if (fd >= 0)
+		rc = page_census_fds(fd, kpf, addr, npages, c);
 	err = errno;
 	if (fd >= 0)
 		close(fd);

@@ -78,16 +78,14 @@ static bool vma_header(const char *line, struct smaps_vma *v)
 	return true;
 }
 
-int smaps_each(int pid, int (*fn)(const struct smaps_vma *v, void *arg), void *arg)
+int smaps_each_fd(int fd, int (*fn)(const struct smaps_vma *v, void *arg), void *arg)
 {
-	struct lines l;
+	struct lines l = { .fd = fd };
 	struct smaps_vma v;
 	bool in = false;
-	int ret = 0, err;
+	int ret = 0;
 	char *line;
 
-	if (open_lines(&l, pid, pid ? "smaps" : "/proc/self/smaps") < 0)
-		return -1;
 	while ((line = next_line(&l))) {
 		if (!strncmp(line, "VmFlags:", 8)) {	/* the last field of a mapping */
 			snprintf(v.vmflags, sizeof(v.vmflags), "%s ", line + 8);
@@ -106,8 +104,24 @@ int smaps_each(int pid, int (*fn)(const struct smaps_vma *v, void *arg), void *a
 		ret = -1;
 		errno = l.err;
 	}
+	return ret;
+}
+
+int smaps_each(int pid, int (*fn)(const struct smaps_vma *v, void *arg), void *arg)
+{
+	char path[64];
+	int fd, ret, err;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = smaps_each_fd(fd, fn, arg);
 	err = errno;
-	close(l.fd);
+	close(fd);
 	errno = err;
 	return ret;
 }

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "packed.h"
 #include "slab.h"
 
 #define SB_BIN_SLOTS 64 /* free slots a thread keeps per class and kind */

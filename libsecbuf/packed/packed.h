@@ -10,20 +10,8 @@
 #define SECBUF_PACKED_H
 
 #include "guarded/guarded.h"
-
-struct sb_slab;
-
-/* Slabs are aligned blocks of 2^SB_SLAB_SHIFT bytes, guard pages included. */
-#define SB_SLAB_SHIFT SB_BLOCK_SHIFT
-
-/* slabmap.c: the slab holding a pointer, found by its aligned block. */
-SB_HIDDEN extern struct sb_blockmap sb_slabmap;
-
-/* Inline: secbuf_free() asks it about every pointer, packed or not. */
-static inline struct sb_slab *sb_slab_of(const void *p)
-{
-	return sb_blockmap_get(&sb_slabmap, p);
-}
+#include "pool.h"
+#include "slabmap.h"
 
 /* packed.c: the calls, after sb_enter() and, to allocate, init.c's sb_ready(). */
 SB_HIDDEN void *sb_packed_alloc(size_t size, unsigned flags);
@@ -41,10 +29,5 @@ SB_HIDDEN void sb_packed_thread_exit(void);
 /* Purge hook (process/purge.c): async-signal-safe, waits for no lock. */
 SB_HIDDEN void sb_packed_purge(void);
 SB_HIDDEN void sb_packed_fork_child(void);
-
-/* pool.c: the pools' locks around fork(). */
-SB_HIDDEN void sb_pool_fork_prepare(void);
-SB_HIDDEN void sb_pool_fork_parent(void);
-SB_HIDDEN void sb_pool_fork_child(void);
 
 #endif

@@ -11,6 +11,7 @@
  * used in the child is still recognised and named.
  */
 #include <pthread.h>
+#include "pool.h"
 #include "slab.h"
 
 struct pool {

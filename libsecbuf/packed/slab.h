@@ -5,7 +5,8 @@
 #ifndef SECBUF_PACKED_SLAB_H
 #define SECBUF_PACKED_SLAB_H
 
-#include "packed.h"
+#include "guarded/guarded.h"
+#include "slabmap.h"
 
 /*
  * Packed secrets: size classes of 16 bytes up to SECBUF_PACKED_MAX, kept
@@ -74,9 +75,6 @@ struct sb_slab {
 	/* Each live slot's SB_INFO_*, written by the thread that allocates it. */
 	uint16_t info[SB_SLAB_MAX_SLOTS];
 };
-
-SB_HIDDEN int sb_slabmap_set(uintptr_t block, struct sb_slab *s); /* 0, or -1 errno */
-SB_HIDDEN void sb_slabmap_clear(uintptr_t block);
 
 /* The first slot of the slab whose block holds p (a pointer's own block). */
 static inline uintptr_t sb_slab_first(const void *p)
@@ -152,7 +150,7 @@ static inline int sb_slab_exhausted(const struct sb_slab *s)
 /*
  * pool.c: per size class and kind, the slabs with slots to hand out,
  * behind a lock that threads take once per batch of SB_BIN_SLOTS / 2
- * (packed.c).  Its fork hooks are in packed.h.
+ * (packed.c).  Its fork hooks are in pool.h.
  */
 SB_HIDDEN int sb_pool_take(enum sb_pool_kind kind, unsigned int cls, void **out, unsigned int max);
 SB_HIDDEN void sb_pool_give(enum sb_pool_kind kind, unsigned int cls, void *const *slots,

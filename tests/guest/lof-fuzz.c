@@ -93,18 +93,18 @@ PRINTF_LIKE(1, 2) static void note(const char *fmt, ...)
 
 PRINTF_LIKE(1, 2) static void mismatch(const char *fmt, ...)
 {
+	char what[512];
 	va_list ap;
 	long s;
 
-	printf("# last operations:\n");
+	tap_diag("last operations:");
 	for (s = step > HISTORY - 1 ? step - HISTORY + 1 : 0; s <= step; s++)
-		printf("#   step %ld: %s\n", s, history[s % HISTORY]);
-	printf("not ok 1 model mismatch at step %ld: ", step);
+		tap_diag("  step %ld: %s", s, history[s % HISTORY]);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
+	tap_check(false, "model mismatch at step %ld: %s", step, what);
+	tap_done();
 	exit(1);
 }
 
@@ -569,14 +569,14 @@ int main(int argc, char **argv)
 	lf_shown = smaps_names_lf();
 	if (root && mlock_pin_cpu() < 0)
 		return perror("sched_setaffinity"), 1;
-	printf("# lof-fuzz seed %#llx, %s kernel, %s%s, %s; replay: lof-fuzz -s %#llx%s -n STEPS\n",
-	       seed, patched ? "lock-on-fault" : "stock",
-	       root ? "kpageflags checked" : "no kpageflags",
-	       lf_shown ? "" : ", smaps without \"lf\"",
-	       capable ? "CAP_IPC_LOCK" : "RLIMIT_MEMLOCK below", seed, capable ? "" : " -l PAGES");
+	tap_diag("lof-fuzz seed %#llx, %s kernel, %s%s, %s; replay: lof-fuzz -s %#llx%s -n STEPS",
+		 seed, patched ? "lock-on-fault" : "stock",
+		 root ? "kpageflags checked" : "no kpageflags",
+		 lf_shown ? "" : ", smaps without \"lf\"",
+		 capable ? "CAP_IPC_LOCK" : "RLIMIT_MEMLOCK below", seed,
+		 capable ? "" : " -l PAGES");
 	if (!capable)
-		printf("# RLIMIT_MEMLOCK %ld pages\n", limit_pages);
-	fflush(stdout);
+		tap_diag("RLIMIT_MEMLOCK %ld pages", limit_pages);
 	/* The arena: reserved, then every page unmapped and so in the model. */
 	arena = mmap(NULL, ARENA * psize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (arena == MAP_FAILED || munmap(arena, ARENA * psize))
@@ -628,11 +628,12 @@ int main(int argc, char **argv)
 		}
 		check();
 	}
-	printf("# %ld steps, %ld calls checked: map %ld, unmap %ld, write %ld, mprotect %ld, mlock2 %ld, munlock %ld, madvise %ld, write/fork %ld, mremap %ld, (mun)lockall %ld\n",
-	       step, calls, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
-	       counts[6], counts[7], counts[8], counts[9]);
-	printf("# REPORT: lof-fuzz %s: %ld steps, %ld calls checked in %ld s, 0 mismatches\n",
-	       capable ? "root" : "nobody", step, calls, seconds);
+	tap_diag(
+		"%ld steps, %ld calls checked: map %ld, unmap %ld, write %ld, mprotect %ld, mlock2 %ld, munlock %ld, madvise %ld, write/fork %ld, mremap %ld, (mun)lockall %ld",
+		step, calls, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+		counts[6], counts[7], counts[8], counts[9]);
+	tap_report("lof-fuzz %s: %ld steps, %ld calls checked in %ld s, 0 mismatches",
+		   capable ? "root" : "nobody", step, calls, seconds);
 	tap_check(true, "%ld steps from seed %#llx agree with the model", step, seed);
 	return tap_done();
 }
