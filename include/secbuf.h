@@ -47,6 +47,7 @@ extern "C" {
 #define SECBUF_BEST_EFFORT	0x2u	/* succeed unlocked if locking is refused */
 #define SECBUF_PACKED		0x4u	/* may share locked pages with other packed secrets */
 #define SECBUF_SECRET		0x8u	/* memfd_secret: out of the kernel's direct map */
+#define SECBUF_INHERIT		0x10u	/* forked children keep it, locked again */
 
 /* The largest size SECBUF_PACKED packs; larger ones get a guarded buffer. */
 #define SECBUF_PACKED_MAX	256
@@ -93,6 +94,13 @@ void *secbuf_alloc(size_t size);
  * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK
  * (on kernels that charge secret memory to it), never a silent fallback.  SECBUF_SECRET | SECBUF_BEST_EFFORT falls back
  * to the process's lock method; secbuf_stat() tells which one it got.
+ * With SECBUF_INHERIT, a child made by fork() keeps the buffer (instead of
+ * zeros) and may use and free it; the library's atfork child handler locks
+ * it again, on fault, under the parent's method (the kernel drops locks at
+ * fork).  Not with SECBUF_SECRET (EINVAL).  Once a process has made an
+ * inherited buffer, its children keep the library's key too.  A child
+ * made by raw clone() without the atfork handlers keeps the memory but
+ * unlocked.
  */
 void *secbuf_alloc_flags(size_t size, unsigned flags);
 

@@ -79,9 +79,10 @@ static int ready_slow(unsigned flags)
 
 int sb_ready(unsigned flags)
 {
-	if (__builtin_expect(__atomic_load_n(&settled, __ATOMIC_RELAXED) && sb_key_epoch(), 1))
-		return 0;
-	return ready_slow(flags);
+	if (!__builtin_expect(__atomic_load_n(&settled, __ATOMIC_RELAXED) && sb_key_epoch(), 1) &&
+	    ready_slow(flags) < 0)
+		return -1;
+	return flags & SECBUF_INHERIT ? sb_key_inherit() : 0;
 }
 
 /* As an allocation would set up the process, so that the answer is the one it gets. */

@@ -7,11 +7,13 @@
 #include <sys/mman.h>
 #include "init.h"
 
-#define ALL_FLAGS (SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET)
+#define ALL_FLAGS \
+	(SECBUF_POPULATE | SECBUF_BEST_EFFORT | SECBUF_PACKED | SECBUF_SECRET | SECBUF_INHERIT)
 
 static void *alloc(size_t size, unsigned flags)
 {
-	if (size == 0 || (flags & ~ALL_FLAGS)) {
+	if (size == 0 || (flags & ~ALL_FLAGS) ||
+	    (flags & (SECBUF_SECRET | SECBUF_INHERIT)) == (SECBUF_SECRET | SECBUF_INHERIT)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -19,7 +21,7 @@ static void *alloc(size_t size, unsigned flags)
 		return NULL;
 	if ((flags & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX)
 		return sb_packed_alloc(size, flags);
-	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, NULL);
+	return sb_alloc_guarded(size, flags, SB_CANARY_SIZE, 0, NULL);
 }
 
 SB_API void *secbuf_alloc_flags(size_t size, unsigned flags)

@@ -46,6 +46,37 @@ struct sb_siphash {
 	uint64_t v[4];
 	uint64_t len;
 };
+/*
+ * blockmap.c: the object an address falls in, for objects at aligned
+ * blocks of 2^SB_BLOCK_SHIFT bytes (guard pages included), lock-free.
+ */
+#define SB_BLOCK_SHIFT	      18
+#define SB_BLOCKMAP_BITS      48
+#define SB_BLOCKMAP_LEAF_BITS 15
+#define SB_BLOCKMAP_LEAF      ((size_t)1 << SB_BLOCKMAP_LEAF_BITS)
+#define SB_BLOCKMAP_TOP	      ((size_t)1 << (SB_BLOCKMAP_BITS - SB_BLOCK_SHIFT - SB_BLOCKMAP_LEAF_BITS))
+struct sb_blockmap {
+	void **leaf[SB_BLOCKMAP_TOP];
+};
+
+static inline void *sb_blockmap_get(struct sb_blockmap *m, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	void **leaf;
+
+	if (a >> SB_BLOCKMAP_BITS)
+		return NULL;
+	leaf = __atomic_load_n(&m->leaf[a >> (SB_BLOCK_SHIFT + SB_BLOCKMAP_LEAF_BITS)],
+			       __ATOMIC_ACQUIRE);
+	if (!leaf)
+		return NULL;
+	return __atomic_load_n(&leaf[(a >> SB_BLOCK_SHIFT) & (SB_BLOCKMAP_LEAF - 1)],
+			       __ATOMIC_ACQUIRE);
+}
+/* Map block (an aligned address) to v: 0, or -1 with errno (ENOMEM above 2^48). */
+SB_HIDDEN int sb_blockmap_set(struct sb_blockmap *m, uintptr_t block, void *v);
+SB_HIDDEN void sb_blockmap_clear(struct sb_blockmap *m, uintptr_t block);
+
 SB_HIDDEN uint64_t sb_siphash24(const uint64_t key[2], const void *msg, size_t len);
 SB_HIDDEN void sb_siphash_init(struct sb_siphash *s, const uint64_t key[2]);
 SB_HIDDEN void sb_siphash_word(struct sb_siphash *s, uint64_t m);
@@ -69,6 +100,13 @@ SB_HIDDEN int sb_key_ready(void);
 /* Lock the key's page if it is not yet: 0, or -1 with errno. */
 SB_HIDDEN int sb_key_lock(void);
 SB_HIDDEN uint64_t sb_key_epoch(void);
+/*
+ * From now on forked children keep the key (SECBUF_INHERIT buffers are
+ * checked with it there): 0, or -1 with errno.  sb_key_kept(): whether
+ * they do; in a forked child, whether the parent's buffers are its own.
+ */
+SB_HIDDEN int sb_key_inherit(void);
+SB_HIDDEN int sb_key_kept(void);
 SB_HIDDEN uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n);
 /*
  * Three words to 64 bits under keys of this process, drawn with the key:
@@ -97,7 +135,7 @@ SB_HIDDEN void sb_key_fork_child(void);
  * metamem.c: fixed-size blocks for the library's bookkeeping, outside the
  * malloc heap and core dumps; recycled per kind, never unmapped.
  */
-#define SB_META_BLOCK (40 * 1024)
+#define SB_META_BLOCK (48 * 1024)
 enum sb_meta_kind {
 	SB_META_THREAD, /* process/thread.c */
 	SB_META_BINS,	/* packed/packed.c: a thread's free slots */

@@ -28,6 +28,7 @@ const uint64_t *sb_mix_keys; /* key->mix once drawn: sb_key_mix() is inline */
 static uint64_t last_epoch;  /* inherited: a child's first draw moves past it */
 static int dropped_on_fork;  /* kernel < 4.14: children do not get the page at all */
 static int key_locked;	     /* this process holds the page locked */
+static int kept_on_fork;     /* children keep the key: sb_key_inherit() */
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int map_key_page(void)
@@ -41,7 +42,7 @@ static int map_key_page(void)
 		return -1;
 	ret = mprotect(base + page, page, PROT_READ | PROT_WRITE);
 	if (ret == 0)
-		ret = sb_advise_secret(base + page, page);
+		ret = sb_advise_secret(base + page, page, 0);
 	if (ret >= 0) {
 		dropped_on_fork = ret;
 		ret = sb_name_range(base, 3 * page, "secbuf-key");
@@ -155,6 +156,35 @@ uint64_t sb_prf(enum sb_prf_use use, const uint64_t *w, size_t n)
 	out = sb_siphash_final(&s);
 	sb_wipe(&s, sizeof(s)); /* run backwards, it would give the key */
 	return out;
+}
+
+/*
+ * Inherited buffers are checked in the child with the keys they were made
+ * under: from the first one on, children keep the key page.
+ */
+int sb_key_inherit(void)
+{
+	int ret = 0;
+
+	if (__atomic_load_n(&kept_on_fork, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&key_lock);
+	if (!kept_on_fork) {
+		size_t page = sysconf(_SC_PAGESIZE);
+
+		ret = key ? sb_advise_keep(key, page, dropped_on_fork) : (errno = EINVAL, -1);
+		if (ret == 0) {
+			dropped_on_fork = 0;
+			__atomic_store_n(&kept_on_fork, 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&key_lock);
+	return ret;
+}
+
+int sb_key_kept(void)
+{
+	return __atomic_load_n(&kept_on_fork, __ATOMIC_ACQUIRE);
 }
 
 void sb_key_fork_prepare(void)

@@ -15,24 +15,24 @@ static size_t round_up(size_t n, size_t to)
 }
 
 /* Secret memory if asked for; under SECBUF_BEST_EFFORT, any lock if not to be had. */
-static int map(struct sb_region *r, size_t data_len, unsigned flags)
+static int map(struct sb_region *r, size_t data_len, size_t align, unsigned flags)
 {
-	size_t page = sb_caps()->page;
 	int method = sb_region_method(flags);
 
 	if (method < 0)
 		return -1;
-	if (sb_region_map(r, data_len, page, method, flags) == 0)
+	if (sb_region_map(r, data_len, align, method, flags) == 0)
 		return 0;
 	if (method != SECBUF_LOCK_SECRETMEM || !(flags & SECBUF_BEST_EFFORT))
 		return -1;
 	flags &= ~SECBUF_SECRET;
 	if ((method = sb_region_method(flags)) < 0)
 		return -1;
-	return sb_region_map(r, data_len, page, method, flags);
+	return sb_region_map(r, data_len, align, method, flags);
 }
 
-void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
+void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_align,
+		       int *method)
 {
 	size_t page = sb_caps()->page;
 	struct sb_meta m = { .size = size, .flags = flags };
@@ -43,7 +43,8 @@ void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page), flags) < 0)
+	if (map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page),
+		region_align > page ? region_align : page, flags) < 0)
 		return NULL;
 	sb_walk_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */

@@ -21,6 +21,7 @@ struct sb_region {
 	size_t data_len;
 	int method;  /* SECBUF_LOCK_* actually in effect */
 	int dropped; /* MADV_DONTFORK: a child does not get the data at all */
+	int inherit; /* SECBUF_INHERIT: a forked child keeps the data */
 };
 /*
  * The lock method a buffer with these flags gets, or -1 with errno
@@ -45,6 +46,14 @@ SB_HIDDEN int sb_region_protect(const struct sb_region *r, int prot);
  * taken for the parent's buffer or slab.  Async-signal-safe.
  */
 SB_HIDDEN void sb_region_hold_dropped(const struct sb_region *r);
+/*
+ * In a forked child (an atfork hook): an inherited region is locked again
+ * under its method, one call, on fault where the method locks on fault.
+ * Async-signal-safe; a refused lock leaves it unlocked, counted in
+ * sb_region_relock_failures.
+ */
+SB_HIDDEN void sb_region_relock(const struct sb_region *r);
+SB_HIDDEN extern unsigned long sb_region_relock_failures;
 SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 
 /* A buffer's metadata, kept in the registry. */
@@ -78,6 +87,12 @@ SB_HIDDEN void sb_registry_take(const void *user, struct sb_meta *out, const cha
  * caller can hand a pointer that is not ours to its real owner.
  */
 SB_HIDDEN int sb_registry_holds(const void *p);
+/*
+ * Whether user is the start of a live buffer of this process: 1 (its
+ * metadata in *out, unless out is NULL) or 0, in constant time (one probe
+ * sequence).  Never aborts.
+ */
+SB_HIDDEN int sb_registry_live(const void *user, struct sb_meta *out);
 /* Purge hooks (process/purge.c): async-signal-safe, lock-free. */
 SB_HIDDEN void sb_registry_purge(void);
 SB_HIDDEN int sb_registry_name_fault(const void *addr, struct sb_fault *f);
@@ -92,12 +107,14 @@ SB_HIDDEN void sb_registry_fork_child(void);
  *
  * sb_alloc_guarded(): size bytes (0 allowed) whose end lies flush against
  * the trailing guard, rounded down to align (a power of two, at most
- * SB_CANARY_SIZE; 1 for exactly flush).  Flags as for
+ * SB_CANARY_SIZE; 1 for exactly flush), the leading guard at a multiple
+ * of region_align (a power of two; 0 for a page).  Flags as for
  * secbuf_alloc_flags() but SECBUF_PACKED; *method, unless NULL, gets the
  * lock method in effect.  Errors as secbuf_alloc_flags().  Drop-ins that
  * must reproduce another allocator's layout call it directly.
  */
-SB_HIDDEN void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, int *method);
+SB_HIDDEN void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_align,
+				 int *method);
 SB_HIDDEN void sb_guarded_free(void *ptr, const char *fn);
 SB_HIDDEN int sb_guarded_protect(void *ptr, int prot, const char *fn);
 SB_HIDDEN size_t sb_guarded_size(const void *ptr, const char *fn);

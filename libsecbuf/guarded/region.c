@@ -140,6 +140,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 
 	r->method = method;
 	r->dropped = 0;
+	r->inherit = !!(flags & SECBUF_INHERIT);
 	r->data_len = data_len;
 	r->map_len = data_len + 2 * caps->page;
 	r->base = reserve(r->map_len, align);
@@ -147,7 +148,7 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 		return -1;
 	r->data = r->base + caps->page;
 	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
-	    (r->dropped = sb_advise_secret(r->data, r->data_len)) < 0 ||
+	    (r->dropped = sb_advise_secret(r->data, r->data_len, r->inherit)) < 0 ||
 	    lock_mapped(r, flags) < 0 || name_data(r) < 0) {
 		int err = errno;
 
@@ -167,6 +168,14 @@ void sb_region_hold_dropped(const struct sb_region *r)
 	/* NOREPLACE: whatever is there already stays (it cannot be ours). */
 	(void)mmap(r->data, r->data_len, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+}
+
+unsigned long sb_region_relock_failures;
+
+void sb_region_relock(const struct sb_region *r)
+{
+	if (r->inherit && sb_relock_range(r->data, r->data_len, r->method) < 0)
+		sb_region_relock_failures++;
 }
 
 int sb_region_protect(const struct sb_region *r, int prot)

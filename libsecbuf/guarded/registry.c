@@ -28,6 +28,7 @@ enum slot_state {
 	SLOT_EMPTY,
 	SLOT_LIVE,
 	SLOT_DYING, /* being freed: waits for its pins */
+	SLOT_PARENT, /* in a child that kept the table: a parent's, not inherited */
 };
 
 struct slot {
@@ -242,11 +243,12 @@ static void __attribute__((noreturn))
 not_live(const void *user, const struct slot *s, const char *fn)
 {
 	const struct slot *h = s ? NULL : holder(cur, user);
-	const struct slot *old = s || h ? NULL : inherited_holder(user);
+	const struct slot *old = s ? (s->state == SLOT_PARENT ? s : NULL) :
+				     h ? NULL : inherited_holder(user);
 	const void *start = h ? h->m.user : old ? old->m.user : NULL;
 
 	unlock();
-	if (s)
+	if (s && !old)
 		sb_misuse("%s(%p): the buffer is being freed by another thread "
 			  "(double free)",
 			  fn, user);
@@ -353,6 +355,20 @@ int sb_registry_holds(const void *p)
 	return held;
 }
 
+int sb_registry_live(const void *user, struct sb_meta *out)
+{
+	const struct slot *s;
+	int live;
+
+	lock();
+	s = find(cur, user);
+	live = s && s->state == SLOT_LIVE;
+	if (live && out)
+		*out = s->m;
+	unlock();
+	return live;
+}
+
 /* The part of a resident page inside the buffer [arg[0], arg[1]). */
 static void wipe_user_part(void *page, size_t len, void *arg)
 {
@@ -418,15 +434,36 @@ void sb_registry_fork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-/* Pins and waiters belonged to threads the child does not have. */
+/*
+ * Pins and waiters belonged to threads the child does not have.  A child
+ * that kept the key (the parent made SECBUF_INHERIT buffers) keeps the
+ * table: its inherited buffers are its own, locked again; the others read
+ * as zeros there and are marked the parent's, never to be used or freed.
+ * Otherwise the table is set aside.
+ */
 void sb_registry_fork_child(void)
 {
+	int kept = sb_key_kept();
 	size_t i;
 
-	for (i = 0; cur && i < cur->cap; i++)
-		if (cur->slot[i].state != SLOT_EMPTY)
-			sb_region_hold_dropped(&cur->slot[i].m.region);
-	if (cur)
+	for (i = 0; cur && i < cur->cap; i++) {
+		if (cur->slot[i].state == SLOT_EMPTY)
+			continue;
+		if (kept && cur->slot[i].pins) {
+			cur->slot[i].pins = 0; /* the pinning threads are not in the child */
+			seal(&cur->slot[i]);
+		}
+		if (kept && cur->slot[i].m.region.inherit) {
+			sb_region_relock(&cur->slot[i].m.region);
+			continue;
+		}
+		sb_region_hold_dropped(&cur->slot[i].m.region);
+		if (kept) {
+			cur->slot[i].state = SLOT_PARENT;
+			seal(&cur->slot[i]);
+		}
+	}
+	if (cur && !kept)
 		set_aside();
 	pthread_cond_init(&unpinned, NULL);
 	pthread_mutex_unlock(&reg_lock);

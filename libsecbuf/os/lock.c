@@ -21,6 +21,19 @@ int sb_lock_range(void *start, size_t len, int method)
 	}
 }
 
+int sb_relock_range(void *start, size_t len, int method)
+{
+	switch (method) {
+	case SECBUF_LOCK_MAP_LOCKONFAULT: /* the child's mapping lost VM_LOCKONFAULT */
+	case SECBUF_LOCK_MLOCK2_ONFAULT:
+		return syscall(SYS_mlock2, start, len, MLOCK_ONFAULT);
+	case SECBUF_LOCK_MLOCK:
+		return syscall(SYS_mlock, start, len);
+	default:
+		return 0;
+	}
+}
+
 /* mlock may have locked part of a range before failing. */
 int sb_unlock_range(void *start, size_t len)
 {

@@ -56,6 +56,12 @@ SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are 
  */
 SB_HIDDEN int sb_lock_range(void *start, size_t len, int method);
 SB_HIDDEN int sb_unlock_range(void *start, size_t len);
+/*
+ * In a forked child, which the kernel gave the range unlocked: lock it
+ * again under method, on fault where the method locks on fault (one call,
+ * async-signal-safe).  0, or -1 with errno.
+ */
+SB_HIDDEN int sb_relock_range(void *start, size_t len, int method);
 
 /*
  * secret.c: map len bytes of a new memfd_secret file over start (MAP_FIXED,
@@ -66,8 +72,14 @@ SB_HIDDEN int sb_secret_map(void *start, size_t len);
 
 /* vma.c: advice and names for a mapping.  0 or -1 with errno. */
 SB_HIDDEN int sb_name_range(void *start, size_t len, const char *name);
-/* Returns 1 where the kernel drops the range from children instead of zeroing it. */
-SB_HIDDEN int sb_advise_secret(void *start, size_t len);
+/*
+ * Out of core dumps, no huge pages, and zeroed in forked children unless
+ * inherit.  Returns 1 where the kernel drops the range from children
+ * instead of zeroing it.
+ */
+SB_HIDDEN int sb_advise_secret(void *start, size_t len, int inherit);
+/* Undo the fork advice: children keep the range (dropped: as sb_advise_secret() said). */
+SB_HIDDEN int sb_advise_keep(void *start, size_t len, int dropped);
 
 /*
  * resident.c: call fn for each resident page of a page-aligned range

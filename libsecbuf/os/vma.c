@@ -12,6 +12,9 @@
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
 #endif
+#ifndef MADV_KEEPONFORK
+#define MADV_KEEPONFORK 19
+#endif
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
 #endif
@@ -19,14 +22,14 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-int sb_advise_secret(void *start, size_t len)
+int sb_advise_secret(void *start, size_t len, int inherit)
 {
 	int dropped = 0;
 
 	if (madvise(start, len, MADV_DONTDUMP) < 0)
 		return -1;
 	/* A forked child sees zeros; before 4.14 it sees nothing at all. */
-	if (madvise(start, len, MADV_WIPEONFORK) < 0) {
+	if (!inherit && madvise(start, len, MADV_WIPEONFORK) < 0) {
 		if (errno != EINVAL || madvise(start, len, MADV_DONTFORK) < 0)
 			return -1;
 		dropped = 1;
@@ -35,6 +38,11 @@ int sb_advise_secret(void *start, size_t len)
 	if (madvise(start, len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL)
 		return -1;
 	return dropped;
+}
+
+int sb_advise_keep(void *start, size_t len, int dropped)
+{
+	return madvise(start, len, dropped ? MADV_DOFORK : MADV_KEEPONFORK);
 }
 
 int sb_name_range(void *start, size_t len, const char *name)

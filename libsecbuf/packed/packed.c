@@ -92,6 +92,24 @@ static void take_live(struct sb_slab *s, unsigned int i, const void *ptr, const 
 		not_live(ptr, fn);
 }
 
+int sb_packed_method(const struct sb_slab *s)
+{
+	return s->region.method;
+}
+
+int sb_packed_is_live(const struct sb_slab *s, const void *p)
+{
+	uintptr_t first = sb_slab_first(p), u = (uintptr_t)p - first;
+	unsigned int i;
+
+	if (s->epoch != sb_key_epoch() ||
+	    __atomic_load_n(&s->block, __ATOMIC_ACQUIRE) != ((uintptr_t)p & ~(SB_SLAB_BLOCK - 1)) ||
+	    (uintptr_t)p < first || u >= (uintptr_t)s->nslots * s->stride)
+		return 0;
+	i = sb_slab_index(s, u);
+	return i < SB_SLAB_MAX_SLOTS && u - (uintptr_t)i * s->stride < s->csize && is_live(s, i);
+}
+
 void sb_packed_check_live(struct sb_slab *s, const void *ptr, const char *fn)
 {
 	if (!is_live(s, slot_of(s, ptr, fn)))
@@ -193,18 +211,19 @@ static void *take_slot(struct bins *t, enum sb_pool_kind kind, unsigned int cls)
 	return bin[--t->nbin[kind][cls]];
 }
 
-static void *take_slot_best_effort(struct bins *t, unsigned int cls)
+static void *take_slot_best_effort(struct bins *t, unsigned int cls, enum sb_pool_kind locked,
+				   enum sb_pool_kind unlocked)
 {
 	void *p;
 
 	/* Locked if at hand, then unlocked if at hand, then a new locked batch. */
-	if (t->nbin[SB_LOCKED][cls])
-		return t->bin[SB_LOCKED][cls][--t->nbin[SB_LOCKED][cls]];
-	if (t->nbin[SB_UNLOCKED][cls])
-		return t->bin[SB_UNLOCKED][cls][--t->nbin[SB_UNLOCKED][cls]];
-	p = take_slot(t, SB_LOCKED, cls);
+	if (t->nbin[locked][cls])
+		return t->bin[locked][cls][--t->nbin[locked][cls]];
+	if (t->nbin[unlocked][cls])
+		return t->bin[unlocked][cls][--t->nbin[unlocked][cls]];
+	p = take_slot(t, locked, cls);
 	if (!p && sb_lock_unavailable(errno))
-		p = take_slot(t, SB_UNLOCKED, cls);
+		p = take_slot(t, unlocked, cls);
 	return p;
 }
 
@@ -215,6 +234,9 @@ static void *take_slot_best_effort(struct bins *t, unsigned int cls)
  */
 static void *take(struct bins *t, unsigned int cls, unsigned flags, int method)
 {
+	int inherit = !!(flags & SECBUF_INHERIT);
+	enum sb_pool_kind locked = inherit ? SB_INHERIT_LOCKED : SB_LOCKED;
+	enum sb_pool_kind unlocked = inherit ? SB_INHERIT_UNLOCKED : SB_UNLOCKED;
 	void *p;
 
 	if (method == SECBUF_LOCK_SECRETMEM) {
@@ -226,10 +248,10 @@ static void *take(struct bins *t, unsigned int cls, unsigned flags, int method)
 			return NULL;
 	}
 	if (method == SECBUF_LOCK_NONE)
-		return take_slot(t, SB_UNLOCKED, cls);
+		return take_slot(t, unlocked, cls);
 	if (flags & SECBUF_BEST_EFFORT)
-		return take_slot_best_effort(t, cls);
-	return take_slot(t, SB_LOCKED, cls);
+		return take_slot_best_effort(t, cls, locked, unlocked);
+	return take_slot(t, locked, cls);
 }
 
 /* The n oldest slots of a bin (its bottom) back to the pool. */
@@ -369,12 +391,12 @@ void sb_packed_purge(void)
 {
 	size_t top, k;
 
-	for (top = 0; top < SB_SLABMAP_TOP; top++) {
-		struct sb_slab **leaf = __atomic_load_n(&sb_slabmap[top], __ATOMIC_ACQUIRE);
+	for (top = 0; top < SB_BLOCKMAP_TOP; top++) {
+		void **leaf = __atomic_load_n(&sb_slabmap.leaf[top], __ATOMIC_ACQUIRE);
 
-		for (k = 0; leaf && k < SB_SLABMAP_LEAF; k++) {
+		for (k = 0; leaf && k < SB_BLOCKMAP_LEAF; k++) {
 			struct sb_slab *s = __atomic_load_n(&leaf[k], __ATOMIC_ACQUIRE);
-			uintptr_t block = (top << SB_SLABMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
+			uintptr_t block = (top << SB_BLOCKMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
 			int locked;
 
 			if (!s)
@@ -405,16 +427,31 @@ void sb_packed_thread_exit(void)
 	sb_meta_put(SB_META_BINS, t);
 }
 
-/* What the bins hold belongs to the parent's slabs. */
-/* The parent's slabs stay in the slab map, set aside by their key epoch. */
+/*
+ * What the bins hold belongs to the parent's slabs.  The parent's slabs
+ * stay in the slab map, set aside by their key epoch; a child that kept
+ * the key (sb_key_kept()) keeps the inherited ones as its own, locked
+ * again, and sets the others aside by marking them with epoch 0.
+ */
 void sb_packed_fork_child(void)
 {
+	int kept = sb_key_kept();
+	struct sb_slab *s;
 	size_t top, i;
 
 	if (bins_self)
 		forget(bins_self);
-	for (top = 0; top < SB_SLABMAP_TOP; top++)
-		for (i = 0; sb_slabmap[top] && i < SB_SLABMAP_LEAF; i++)
-			if (sb_slabmap[top][i] && sb_slabmap[top][i]->block)
-				sb_region_hold_dropped(&sb_slabmap[top][i]->region);
+	for (top = 0; top < SB_BLOCKMAP_TOP; top++)
+		for (i = 0; sb_slabmap.leaf[top] && i < SB_BLOCKMAP_LEAF; i++) {
+			s = sb_slabmap.leaf[top][i];
+			if (!s || !s->block)
+				continue;
+			if (kept && sb_kind_inherited(s->kind)) {
+				sb_region_relock(&s->region);
+				continue;
+			}
+			if (kept)
+				s->epoch = 0;
+			sb_region_hold_dropped(&s->region);
+		}
 }

@@ -14,29 +14,15 @@
 struct sb_slab;
 
 /* Slabs are aligned blocks of 2^SB_SLAB_SHIFT bytes, guard pages included. */
-#define SB_SLAB_SHIFT 18
+#define SB_SLAB_SHIFT SB_BLOCK_SHIFT
 
 /* slabmap.c: the slab holding a pointer, found by its aligned block. */
-#define SB_SLABMAP_BITS	     48
-#define SB_SLABMAP_LEAF_BITS 15
-#define SB_SLABMAP_LEAF	     ((size_t)1 << SB_SLABMAP_LEAF_BITS)
-#define SB_SLABMAP_TOP	     ((size_t)1 << (SB_SLABMAP_BITS - SB_SLAB_SHIFT - SB_SLABMAP_LEAF_BITS))
-SB_HIDDEN extern struct sb_slab **sb_slabmap[SB_SLABMAP_TOP];
+SB_HIDDEN extern struct sb_blockmap sb_slabmap;
 
 /* Inline: secbuf_free() asks it about every pointer, packed or not. */
 static inline struct sb_slab *sb_slab_of(const void *p)
 {
-	uintptr_t a = (uintptr_t)p;
-	struct sb_slab **leaf;
-
-	if (a >> SB_SLABMAP_BITS)
-		return NULL;
-	leaf = __atomic_load_n(&sb_slabmap[a >> (SB_SLAB_SHIFT + SB_SLABMAP_LEAF_BITS)],
-			       __ATOMIC_ACQUIRE);
-	if (!leaf)
-		return NULL;
-	return __atomic_load_n(&leaf[(a >> SB_SLAB_SHIFT) & (SB_SLABMAP_LEAF - 1)],
-			       __ATOMIC_ACQUIRE);
+	return sb_blockmap_get(&sb_slabmap, p);
 }
 
 /* packed.c: the calls, after sb_enter() and, to allocate, init.c's sb_ready(). */
@@ -46,6 +32,10 @@ SB_HIDDEN size_t sb_packed_size(struct sb_slab *s, const void *ptr, const char *
 SB_HIDDEN int sb_packed_stat(struct sb_slab *s, const void *ptr, struct secbuf_stat *st,
 			     const char *fn);
 SB_HIDDEN void sb_packed_check_live(struct sb_slab *s, const void *ptr, const char *fn);
+/* The lock method of a slab's pages: SECBUF_LOCK_*. */
+SB_HIDDEN int sb_packed_method(const struct sb_slab *s);
+/* Whether p lies in a live secret of slab s (start or inside): 1 or 0, never aborts. */
+SB_HIDDEN int sb_packed_is_live(const struct sb_slab *s, const void *p);
 /* A thread's bins: back to the pools at its exit; dropped in a forked child. */
 SB_HIDDEN void sb_packed_thread_exit(void);
 /* Purge hook (process/purge.c): async-signal-safe, waits for no lock. */

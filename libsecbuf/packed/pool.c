@@ -147,13 +147,16 @@ void sb_pool_fork_parent(void)
 			pthread_mutex_unlock(&pools[k][c].lock);
 }
 
+/* A child that kept the key keeps the inherited kinds' slabs (packed.c locks them again). */
 void sb_pool_fork_child(void)
 {
+	int kept = sb_key_kept();
 	unsigned int k, c;
 
 	for (k = 0; k < SB_KINDS; k++)
 		for (c = 0; c < SB_CLASSES; c++) {
-			forget_slabs(&pools[k][c]);
+			if (!kept || !sb_kind_inherited(k))
+				forget_slabs(&pools[k][c]);
 			pthread_mutex_unlock(&pools[k][c].lock);
 		}
 }

@@ -51,6 +51,7 @@ static int kind_method(enum sb_pool_kind kind)
 {
 	switch (kind) {
 	case SB_LOCKED:
+	case SB_INHERIT_LOCKED:
 		return sb_caps()->method;
 	case SB_SECRET:
 		return SECBUF_LOCK_SECRETMEM;
@@ -70,7 +71,8 @@ struct sb_slab *sb_slab_make(unsigned int cls, enum sb_pool_kind kind)
 {
 	const struct sb_caps *caps = sb_caps();
 	int method = kind_method(kind);
-	unsigned flags = method == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE : 0;
+	unsigned flags = (method == SECBUF_LOCK_MLOCK ? SECBUF_POPULATE : 0) |
+			 (sb_kind_inherited(kind) ? SECBUF_INHERIT : 0);
 	struct sb_slab *s = sb_meta_get(SB_META_SLAB);
 	int err;
 

@@ -11,11 +11,18 @@
  * Packed secrets: size classes of 16 bytes up to SECBUF_PACKED_MAX, kept
  * in slabs that are locked with the process's method, or secret memory
  * (SECBUF_SECRET), or, for best-effort secrets whose lock was refused,
- * unlocked: never mixed.
+ * unlocked: never mixed.  Inherited secrets (SECBUF_INHERIT) have slabs
+ * of their own, locked or not, which forked children keep.
  */
 #define SB_CLASS_STEP 16
 #define SB_CLASSES    (SECBUF_PACKED_MAX / SB_CLASS_STEP)
-enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_SECRET, SB_KINDS };
+enum sb_pool_kind { SB_LOCKED, SB_UNLOCKED, SB_SECRET, SB_INHERIT_LOCKED, SB_INHERIT_UNLOCKED,
+		    SB_KINDS };
+/* The kinds a forked child keeps when it keeps the key. */
+static inline int sb_kind_inherited(enum sb_pool_kind kind)
+{
+	return kind == SB_INHERIT_LOCKED || kind == SB_INHERIT_UNLOCKED;
+}
 
 /*
  * slab.c: a slab holds the packed secrets of one size class in an aligned

@@ -23,6 +23,7 @@ int main(int argc, char **argv)
 		harden_tests,
 		purge_tests,
 		secret_tests,
+		inherit_tests,
 		NULL,
 		/* clang-format on */
 	};

@@ -46,7 +46,8 @@ extern const struct sbt_test packed_thread_tests[]; /* packed-thread-tests.c */
 extern const struct sbt_test purge_tests[];	    /* purge-tests.c */
 extern const struct sbt_test harden_tests[];	    /* harden-tests.c */
 extern const struct sbt_test burst_tests[];	    /* burst-tests.c */
-extern const struct sbt_test secret_tests[];	    /* secret-tests.c */
+extern const struct sbt_test secret_tests[];
+extern const struct sbt_test inherit_tests[];	    /* inherit-tests.c */
 
 /* Modes run in a fresh process (see sbt_run_self). */
 int bogus_env_main(void);	/* lock-tests.c */

@@ -1,0 +1,268 @@
+/*
+ * libsecbuf-openssl.so under misuse and refusal: a pointer that is not
+ * ours goes to libcrypto's CRYPTO_free(), misuse aborts with libsecbuf's
+ * message, and a refused lock (nobody under a 64 KiB RLIMIT_MEMLOCK, or
+ * a seccomp filter on mlock2) gives one warning, or with SECBUF_STRICT=1
+ * a NULL, never silently unlocked keys.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include "openssl-tests.h"
+
+#ifndef MAP_LOCKONFAULT
+#define MAP_LOCKONFAULT 0x400000
+#endif
+
+/* libcrypto's allocator, replaced before its first use: frees are counted. */
+static int frees;
+
+static void *count_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return realloc(p, n);
+}
+
+static void count_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	if (p)
+		frees++;
+	free(p);
+}
+
+/* OPENSSL_malloc memory through the drop-in's frees reaches CRYPTO_free. */
+int ossl_foreign_free_main(void)
+{
+	void *a, *b;
+
+	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))
+		return 2;
+	a = OPENSSL_malloc(100);
+	b = OPENSSL_malloc(100);
+	if (!a || !b || CRYPTO_secure_allocated(a))
+		return 3;
+	OPENSSL_secure_free(a);
+	if (frees != 1)
+		return 4;
+	OPENSSL_secure_clear_free(b, 100);
+	return frees == 2 ? 0 : 5;
+}
+
+START_TEST(foreign_pointers_go_to_crypto_free)
+{
+	const struct sbt_self se = { .mode = "--foreign-free" };
+	char msg[1024];
+	int st = sbt_run_self(&se, msg, sizeof(msg));
+
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+}
+END_TEST
+
+enum misuse {
+	DOUBLE_FREE_SMALL,
+	DOUBLE_FREE_LARGE,
+	INTERIOR_SMALL,
+	INTERIOR_LARGE,
+	FREE_UNMAPPED,
+	ACTUAL_SIZE_FOREIGN,
+	OVERFLOW_SMALL,
+};
+
+static void misuse(void *arg)
+{
+	unsigned char *small = OPENSSL_secure_malloc(40), *large = OPENSSL_secure_malloc(9000);
+	void *m;
+
+	if (!small || !large)
+		_exit(3);
+	switch (*(enum misuse *)arg) {
+	case DOUBLE_FREE_SMALL:
+		OPENSSL_secure_free(small);
+		OPENSSL_secure_free(small);
+		break;
+	case DOUBLE_FREE_LARGE:
+		OPENSSL_secure_clear_free(large, 9000);
+		OPENSSL_secure_free(large);
+		break;
+	case INTERIOR_SMALL:
+		OPENSSL_secure_free(small + 8);
+		break;
+	case INTERIOR_LARGE:
+		OPENSSL_secure_free(large + 5000);
+		break;
+	case FREE_UNMAPPED:
+		m = mmap(NULL, 4 * sbt_page(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED || munmap(m, 4 * sbt_page()) < 0)
+			_exit(3);
+		OPENSSL_secure_free((char *)m + 2 * sbt_page());
+		break;
+	case ACTUAL_SIZE_FOREIGN:
+		CRYPTO_secure_actual_size(&m);
+		break;
+	case OVERFLOW_SMALL:
+		small[40] ^= 0xff; /* the guard bytes after the class's padding */
+		small[47] ^= 0xff;
+		OPENSSL_secure_free(small);
+		break;
+	}
+	_exit(0);
+}
+
+START_TEST(misuse_aborts_with_a_message)
+{
+	static const struct {
+		enum misuse kind;
+		const char *says;
+	} cases[] = {
+		{ DOUBLE_FREE_SMALL, "double free" },
+		{ DOUBLE_FREE_LARGE, "nothing is mapped" },
+		{ INTERIOR_SMALL, "inside the live buffer" },
+		{ INTERIOR_LARGE, "inside the live buffer" },
+		{ FREE_UNMAPPED, "nothing is mapped" },
+		{ ACTUAL_SIZE_FOREIGN, "not a live secbuf buffer" },
+		{ OVERFLOW_SMALL, "CRYPTO_secure_free" },
+	};
+	char msg[1024], fails[2048] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum misuse kind = cases[i].kind;
+		int st = sbt_child(misuse, &kind, msg, sizeof(msg));
+
+		if (!sbt_signalled(st, SIGABRT) || !strstr(msg, cases[i].says) ||
+		    !strstr(msg, "libsecbuf"))
+			sbt_note(fails, sizeof(fails), "case %zu: status %#x, expected \"%s\": %s",
+				 i, st, cases[i].says, msg);
+	}
+	ck_assert_msg(!*fails, "%s", fails);
+}
+END_TEST
+
+/* Keys and buffers under a refused lock; exit code = failed step. */
+int ossl_refused_main(void)
+{
+	void *p[40];
+	EVP_PKEY *k;
+	int i;
+
+	for (i = 0; i < 40; i++) /* 40 x 8 KiB: well past 64 KiB */
+		if (!(p[i] = OPENSSL_secure_zalloc(8192)))
+			return 2;
+	k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	if (!k)
+		return 3;
+	EVP_PKEY_free(k);
+	for (i = 0; i < 40; i++)
+		OPENSSL_secure_free(p[i]);
+	return 0;
+}
+
+/* Strict: the allocation past the limit fails, nothing unlocked is handed out. */
+int ossl_strict_main(void)
+{
+	void *p[40];
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		errno = 0;
+		p[i] = OPENSSL_secure_malloc(8192);
+		if (!p[i])
+			break;
+	}
+	if (i == 40 || (errno != EAGAIN && errno != ENOMEM && errno != EPERM))
+		return 2;
+	while (i-- > 0)
+		OPENSSL_secure_free(p[i]);
+	return 0;
+}
+
+static void nobody_64k(void)
+{
+	struct rlimit rl = { 64 * 1024, 64 * 1024 };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(120);
+	unsetenv("SECBUF_LOCK");
+}
+
+static void no_forced_method(void)
+{
+	unsetenv("SECBUF_LOCK");
+}
+
+static const struct sbt_deny no_mlock2[] = {
+	{ SYS_mlock2, -1, 0, 0, EPERM },
+	{ SYS_mmap, 3, MAP_LOCKONFAULT, MAP_LOCKONFAULT, EPERM },
+};
+
+static void expect_refusal_handled(const struct sbt_self *warn, const struct sbt_self *strict)
+{
+	char msg[2048];
+	int st;
+
+	st = sbt_run_self(warn, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	ck_assert_msg(ossl_count(msg, "warning") == 1 && strstr(msg, "libsecbuf-openssl") &&
+			      strstr(msg, "NOT locked") && strstr(msg, "SECBUF_STRICT=1"),
+		      "expected one warning: %s", msg);
+	st = sbt_run_self(strict, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "strict: status %#x (exit %d = failed step): %s", st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	ck_assert_msg(!strstr(msg, "warning"), "strict mode warned: %s", msg);
+}
+
+START_TEST(refused_lock_as_nobody)
+{
+	const struct sbt_self warn = { .mode = "--refused", .before_exec = nobody_64k };
+	const struct sbt_self strict = { .mode = "--strict", .before_exec = nobody_64k,
+					 .env = "SECBUF_STRICT=1" };
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from RLIMIT_MEMLOCK");
+	sbt_need_root();
+	sbt_need_no_valgrind("valgrind's own mappings count against RLIMIT_MEMLOCK");
+	expect_refusal_handled(&warn, &strict);
+}
+END_TEST
+
+START_TEST(mlock2_refused_by_seccomp)
+{
+	const struct sbt_self warn = { .mode = "--refused", .deny = no_mlock2, .ndeny = 2,
+				       .before_exec = no_forced_method };
+	const struct sbt_self strict = { .mode = "--strict", .deny = no_mlock2, .ndeny = 2,
+					 .env = "SECBUF_STRICT=1", .before_exec = no_forced_method };
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from a seccomp filter");
+	sbt_need_no_valgrind("seccomp filters would also act on valgrind itself");
+	expect_refusal_handled(&warn, &strict);
+}
+END_TEST
+
+const struct sbt_test openssl_fault_tests[] = {
+	SBT(foreign_pointers_go_to_crypto_free),
+	SBT(misuse_aborts_with_a_message),
+	SBT(refused_lock_as_nobody),
+	SBT(mlock2_refused_by_seccomp),
+	SBT_END,
+};
