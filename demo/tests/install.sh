@@ -24,6 +24,7 @@ expect="./usr/bin/secbufctl ./usr/sbin/secbufd ./usr/sbin/secbuf-audit
 ./usr/lib/systemd/system/secbuf-audit-textfile.timer ./usr/lib/libsecbuf.so.1 ./usr/lib/libsecbuf.so ./usr/lib/libsecbuf.a
 ./usr/lib/pkgconfig/secbuf.pc ./usr/include/secbuf.h ./usr/share/man/man3/secbuf_alloc.3
 ./usr/lib/libsecbuf-sodium.so ./usr/bin/secbuf-run ./usr/share/man/man7/libsecbuf-sodium.7
+./usr/lib/libsecbuf-openssl.so ./usr/share/man/man7/libsecbuf-openssl.7
 ./usr/share/man/man1/secbuf-run.1 ./usr/share/man/man7/secbuf.7"
 missing=
 for f in $expect; do grep -qxF "$f" <<<"$installed" || missing="$missing $f"; done
@@ -53,10 +54,10 @@ ok "man secbuf-audit documents --host, its Prometheus series and the timer's dir
 		grep -qF -- "$k" <<<"$m" || { echo "# missing $k"; exit 1; }; done' \
 	"$dest/usr/share/man/man8/secbuf-audit.8"
 
-ok "secbuf-run --version: exit 0, \"secbuf-run $version\"" \
-	bash -c '[ "$("$1" --version)" = "secbuf-run $2" ]' _ "$dest/usr/bin/secbuf-run" "$version"
-ok "secbuf-run preloads the installed drop-in (/usr/lib/libsecbuf-sodium.so)" \
-	grep -qx 'lib=/usr/lib/libsecbuf-sodium.so' "$dest/usr/bin/secbuf-run"
+ok "secbuf-run --version: exit 0, \"secbuf-run (secbuf) $version\"" \
+	bash -c '[ "$("$1" --version)" = "secbuf-run (secbuf) $2" ]' _ "$dest/usr/bin/secbuf-run" "$version"
+ok "secbuf-run preloads the installed drop-ins (from /usr/lib)" \
+	grep -qx 'libdir=/usr/lib' "$dest/usr/bin/secbuf-run"
 ok "man libsecbuf-sodium renders without warnings, documents SECBUF_STRICT and the deviations" bash -c \
 	'[ -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null)" ] &&
 	 man -l "$1" | grep -q SECBUF_STRICT && man -l "$1" | grep -q "No 0xdb fill" &&
