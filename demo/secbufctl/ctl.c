@@ -392,7 +392,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", prog, (const char *)r.f[0].p);
 		rc = EXIT_REFUSED;
 	} else if (reply_check(c->op, &r) < 0) {
-		fprintf(stderr, "%s: secbufd's reply to %s is malformed: is it secbufd that listens at %s?\n",
+		fprintf(stderr,
+			"%s: secbufd's reply to %s is malformed: is it secbufd that listens at %s?\n",
 			prog, c->name, path);
 		rc = EXIT_IO;
 	} else {
