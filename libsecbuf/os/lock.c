@@ -23,15 +23,10 @@ int sb_lock_range(void *start, size_t len, int method)
 
 int sb_relock_range(void *start, size_t len, int method)
 {
-	switch (method) {
-	case SECBUF_LOCK_MAP_LOCKONFAULT: /* the child's mapping lost VM_LOCKONFAULT */
-	case SECBUF_LOCK_MLOCK2_ONFAULT:
-		return syscall(SYS_mlock2, start, len, MLOCK_ONFAULT);
-	case SECBUF_LOCK_MLOCK:
-		return syscall(SYS_mlock, start, len);
-	default:
-		return 0;
-	}
+	/* The child's mapping lost VM_LOCKONFAULT: mlock2 gives it back. */
+	if (method == SECBUF_LOCK_MAP_LOCKONFAULT)
+		method = SECBUF_LOCK_MLOCK2_ONFAULT;
+	return sb_lock_range(start, len, method);
 }
 
 /* mlock may have locked part of a range before failing. */
