@@ -49,6 +49,9 @@ static int is_secret(int i)
 	return i == T_SECRET || i == T_SECRET_PACKED;
 }
 
+/* The unwiped control: above malloc's mmap threshold, one marker per page. */
+#define CONTROL_LEN (1 << 20)
+
 struct handover {
 	uintptr_t at[T_COUNT];
 	unsigned char masked[T_COUNT][MARK_LEN];
@@ -83,7 +86,7 @@ static void __attribute__((noreturn)) target(int out, int in)
 	m[T_SECRET_PACKED] = secbuf_alloc_flags(MARK_LEN, SECBUF_SECRET | SECBUF_PACKED);
 	m[T_LOCKED] = secbuf_alloc_flags(4096, lock_flags());
 	m[T_LOCKED_PACKED] = secbuf_alloc_flags(MARK_LEN, lock_flags() | SECBUF_PACKED);
-	m[T_MALLOC] = malloc(64 << 10); /* its own mapping: freed to the kernel at once */
+	m[T_MALLOC] = malloc(CONTROL_LEN); /* its own mapping: freed to the kernel at once */
 	memset(&h, 0, sizeof(h));
 	for (int i = 0; i < T_MALLOC; i++) {
 		if (!m[i] || mark_fill(m[i]) < 0)
@@ -102,6 +105,12 @@ static void __attribute__((noreturn)) target(int out, int in)
 	 */
 	if (mark_fill(m[T_MALLOC]) < 0)
 		_exit(15);
+	/*
+	 * One marker in every page: a single freed page is often taken
+	 * again and overwritten before the scan reaches it.
+	 */
+	for (size_t off = 4096; off < CONTROL_LEN; off += 4096)
+		memcpy(m[T_MALLOC] + off, m[T_MALLOC], MARK_LEN);
 	mask_marker(m[T_MALLOC], h.masked[T_MALLOC]);
 	if (write(out, h.masked[T_MALLOC], MARK_LEN) != MARK_LEN)
 		_exit(4);
