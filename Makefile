@@ -17,7 +17,7 @@ KARCH ?= x86_64
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
 	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust \
-	fuzz fuzz-coverage
+	fuzz fuzz-guest fuzz-coverage
 
 all: lib
 	$(MAKE) -C demo all
@@ -114,6 +114,7 @@ guest: lib
 	$(MAKE) -C demo guest
 ifeq ($(KARCH),x86_64)
 	$(MAKE) -C libsecbuf guest
+	$(MAKE) -C tests/fuzz guest
 	$(MAKE) -C bench guest
 	$(MAKE) -C bindings/go guest
 	@bindings/rust/guest/build
@@ -144,6 +145,20 @@ check-arm64: deps-arm64
 # with each lock method; not part of check, which replays the corpora.
 fuzz: deps-fuzzing
 	@$(MAKE) -s -C tests/fuzz fuzz
+
+# The sequence fuzzer under libFuzzer (static, UBSan trapping, no ASan) in
+# the guest on FUZZ_KERNEL (default patched; patched-6.12 too), where
+# MAP_LOCKONFAULT is the lock method, for FUZZ_SECONDS (default 600).
+# Prints executions, execs/s, coverage and crashes (a crash's input in
+# build/logs/sequence-fuzz/keep.txt); not part of check, which replays.
+FUZZ_KERNEL ?= patched
+# The image carries what the harness's helpers (qemu/, tests/guest/) left.
+fuzz-guest: deps-fuzzing deps-guest lib
+	@$(MAKE) -s -C qemu guest
+	@$(MAKE) -s -C tests/guest guest
+	@$(MAKE) -s -C tests/fuzz guest-fuzz
+	@qemu/run-guest --kernel $(FUZZ_KERNEL) --mem 1G --timeout $$(( $(or $(FUZZ_SECONDS),600) + 600 )) \
+		--env FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) sequence-fuzz
 
 # Line and branch coverage (llvm-cov-16) of the fuzzed files after the
 # committed corpora: the table of tests/fuzz/RESULTS.md.
