@@ -149,16 +149,19 @@ fuzz: deps-fuzzing
 # The sequence fuzzer under libFuzzer (static, UBSan trapping, no ASan) in
 # the guest on FUZZ_KERNEL (default patched; patched-6.12 too), where
 # MAP_LOCKONFAULT is the lock method, for FUZZ_SECONDS (default 600).
-# Prints executions, execs/s, coverage and crashes (a crash's input in
-# build/logs/sequence-fuzz/keep.txt); not part of check, which replays.
+# Prints executions, execs/s, coverage and crashes; the crash inputs and new
+# inputs it sent back are in build/fuzz/guest/KERNEL/{crashes,new}.  Not
+# part of check, which replays.
 FUZZ_KERNEL ?= patched
 # The image carries what the harness's helpers (qemu/, tests/guest/) left.
 fuzz-guest: deps-fuzzing deps-guest lib
 	@$(MAKE) -s -C qemu guest
 	@$(MAKE) -s -C tests/guest guest
 	@$(MAKE) -s -C tests/fuzz guest-fuzz
-	@qemu/run-guest --kernel $(FUZZ_KERNEL) --mem 1G --timeout $$(( $(or $(FUZZ_SECONDS),600) + 600 )) \
-		--env FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) sequence-fuzz
+	@rc=0; qemu/run-guest --kernel $(FUZZ_KERNEL) --mem 1G --timeout $$(( $(or $(FUZZ_SECONDS),600) + 600 )) \
+		--env FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) sequence-fuzz@$(FUZZ_KERNEL) || rc=$$?; \
+	tests/fuzz/guest-keep build/logs/sequence-fuzz@$(FUZZ_KERNEL)/keep.txt build/fuzz/guest/$(FUZZ_KERNEL); \
+	exit $$rc
 
 # Line and branch coverage (llvm-cov-16) of the fuzzed files after the
 # committed corpora: the table of tests/fuzz/RESULTS.md.
