@@ -12,9 +12,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +32,27 @@ static void show(int fd)
 	lseek(fd, 0, SEEK_SET);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		(void)!write(STDOUT_FILENO, buf, n);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * libFuzzer's -timeout arms SIGALRM, without SA_RESTART, every timeout/2 + 1
+ * seconds: a harness's blocking call may fail with EINTR under the fuzzer.
+ * The replay interrupts as often (every millisecond), so that such a
+ * failure is found here too, and its fix kept.
+ */
+static void alarm_like_libfuzzer(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval every = { { 0, 1000 }, { 0, 1000 } };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0 || setitimer(ITIMER_REAL, &every, NULL) < 0)
+		abort();
 }
 
 static int run_one(const char *path)
@@ -52,6 +75,7 @@ static int run_one(const char *path)
 		return -1;
 	if (pid == 0) {
 		dup2(err, STDERR_FILENO);
+		alarm_like_libfuzzer();
 		uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees an overread */
 
 		memcpy(copy, buf, n);
