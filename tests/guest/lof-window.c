@@ -12,8 +12,10 @@
  * it locked already (MAP_LOCKONFAULT).  Thread C calls
  * madvise(MADV_PAGEOUT) on the range in a loop.  Once the lock holds, A
  * reads pagemap: a page whose entry is a swap entry was reclaimed
- * unlocked, its secret written to swap; if mincore() also finds it out
- * of the swap cache, swap holds its only copy.  madvise's own lru_add_drain() empties only its CPU's
+ * unlocked (mincore() tells whether the swap cache still holds it too).
+ * After each way the swap device itself is read (O_DIRECT, past the page
+ * cache) for that way's marker, which proves the secret was written out.
+ * madvise's own lru_add_drain() empties only its CPU's
  * batch of new pages, so B and C share CPU 0 and A has CPU 1.
  *
  * Each way runs twice: with nothing added between B's write and the
@@ -26,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +44,8 @@
 #include "tap.h"
 
 #define MAX_PAGES 64
-#define MARKER	  "secbuf lof-window marker 0x5ecb"
+#define MARKER_LEN 32
+#define SCAN_CHUNK (1 << 20)
 
 struct way {
 	const char *name;
@@ -50,6 +55,7 @@ struct way {
 
 struct result {
 	unsigned long rounds, hit_rounds, hit_pages, out_of_ram;
+	long on_device; /* copies of the way's marker on the swap device; -1 unread */
 };
 
 static char *base;
@@ -57,6 +63,8 @@ static size_t npages, len;
 static unsigned int round_no, written; /* futex words: A's round, B's last write */
 static unsigned long passes;	       /* C's finished madvise calls */
 static bool stop;
+static char marker[MARKER_LEN]; /* this way's, written by B at each page's start */
+static char swap_dev[256];
 
 static long futex(unsigned int *word, int op, unsigned int val)
 {
@@ -90,7 +98,7 @@ static void *writer(void *arg)
 			continue;
 		}
 		for (size_t i = 0; i < npages; i++)
-			memcpy(base + i * (len / npages), MARKER, sizeof(MARKER));
+			memcpy(base + i * (len / npages), marker, MARKER_LEN);
 		seen = r;
 		__atomic_store_n(&written, r, __ATOMIC_RELEASE);
 	}
@@ -154,24 +162,70 @@ static int one_round(const struct way *w, struct result *res)
 	return 0;
 }
 
-static int run_way(const struct way *w, double seconds, struct result *res)
+/* The first swap device of /proc/swaps, or false. */
+static bool find_swap_device(void)
+{
+	FILE *f = fopen("/proc/swaps", "r");
+	bool found;
+
+	if (!f)
+		return false;
+	found = fscanf(f, "%*[^\n]\n%255s", swap_dev) == 1;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Copies of the marker at a page's start on the swap device (a swap slot
+ * is a page), read with O_DIRECT so that what counts is what was
+ * written, not the page cache; -1 if it cannot be read.
+ */
+static long scan_device(void)
+{
+	long page = sysconf(_SC_PAGESIZE), hits = 0;
+	int fd = open(swap_dev, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	char *buf;
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	if (posix_memalign((void **)&buf, page, SCAN_CHUNK)) {
+		close(fd);
+		return -1;
+	}
+	while ((got = read(fd, buf, SCAN_CHUNK)) > 0)
+		for (ssize_t off = 0; off + MARKER_LEN <= got; off += page)
+			hits += !memcmp(buf + off, marker, MARKER_LEN);
+	free(buf);
+	close(fd);
+	return got < 0 ? -1 : hits;
+}
+
+static int run_way(int n, const struct way *w, double seconds, struct result *res)
 {
 	double end = now() + seconds;
+	unsigned long nonce;
 
 	memset(res, 0, sizeof(*res));
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		return -1;
+	snprintf(marker, sizeof(marker), "lof-window %d %016lx", n, nonce);
 	while (now() < end)
 		if (one_round(w, res))
 			return -1;
+	/* Writeback is asynchronous: let the last writes land. */
+	usleep(200000);
+	res->on_device = scan_device();
 	return 0;
 }
 
 static void report(const struct way *w, const struct result *res)
 {
 	tap_report("window %s: %lu of %lu rounds had a written page in swap once locked "
-		   "(%.2f%%), %lu pages, %lu of them out of RAM",
+		   "(%.2f%%), %lu pages (%lu out of RAM); the marker %ld times on %s",
 		   w->name, res->hit_rounds, res->rounds,
 		   res->rounds ? 100.0 * res->hit_rounds / res->rounds : 0.0, res->hit_pages,
-		   res->out_of_ram);
+		   res->out_of_ram, res->on_device, swap_dev);
 }
 
 int main(int argc, char **argv)
@@ -200,7 +254,7 @@ int main(int argc, char **argv)
 	if (seconds <= 0 || npages < 1 || npages > MAX_PAGES)
 		tap_bail("-t must be positive and -p 1..%d", MAX_PAGES);
 	tap_subject("window", "mmap+mlock2 vs MAP_LOCKONFAULT");
-	if (meminfo_kb("SwapTotal") <= 0) {
+	if (meminfo_kb("SwapTotal") <= 0 || !find_swap_device()) {
 		tap_skip("no swap here (run with --swap)", "the window between mmap() and mlock2()");
 		return tap_done();
 	}
@@ -229,17 +283,23 @@ int main(int argc, char **argv)
 			tap_skip("no MAP_LOCKONFAULT on this kernel", "%s: no page in swap", w->name);
 			continue;
 		}
-		if (run_way(w, seconds, &res))
+		if (run_way(i, w, seconds, &res))
 			tap_bail("%s: round %lu: %s", w->name, res.rounds + 1, strerror(errno));
 		report(w, &res);
-		if (w->one_call)
+		if (w->one_call) {
 			tap_check(res.rounds > 0 && res.hit_pages == 0,
 				  "%s: no page in swap in %lu rounds (%lu found)", w->name,
 				  res.rounds, res.hit_pages);
-		else if (w->held)
+			tap_check(res.on_device == 0, "%s: the marker is not on %s (%ld copies)",
+				  w->name, swap_dev, res.on_device);
+		} else if (w->held) {
 			tap_check(res.hit_rounds > 0,
 				  "%s: the harness sees reclaim: pages in swap in %lu of %lu rounds",
 				  w->name, res.hit_rounds, res.rounds);
+			tap_check(res.on_device > 0,
+				  "%s: the harness sees the device: the marker %ld times on %s",
+				  w->name, res.on_device, swap_dev);
+		}
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&round_no, 1, __ATOMIC_RELEASE);
