@@ -59,7 +59,7 @@ struct outcome {
 	int mlock_errno; /* 0: mlock2() succeeded or was not called */
 	bool mapped;	 /* after the calls, the range is in smaps */
 	bool locked, onfault;
-	bool old_kept;	 /* over an old mapping: its data still reads back */
+	bool old_kept; /* over an old mapping: its data still reads back */
 	bool gone_after_unmap;
 };
 
@@ -84,8 +84,9 @@ static bool drop_ipc_lock(void)
 #else
 #define MMAP_FLAGS_LO (offsetof(struct seccomp_data, args[3]) + 4)
 #endif
-#define REFUSE_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, EPERM_RET)
-#define EPERM_RET     (SECCOMP_RET_ERRNO | EPERM)
+#define REFUSE_NR(nr) \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, EPERM_RET)
+#define EPERM_RET (SECCOMP_RET_ERRNO | EPERM)
 
 static bool install_filter(bool lock_flags)
 {
@@ -185,8 +186,8 @@ static const char *err(int e)
 /* The case of one call: fails with nothing mapped, or (over) nothing changed. */
 static void one_call_refused(enum refusal r, bool over, struct outcome *o)
 {
-	const char *what = over ? "mmap(MAP_FIXED|MAP_LOCKONFAULT) over a mapping"
-				: "mmap(MAP_LOCKONFAULT)";
+	const char *what =
+		over ? "mmap(MAP_FIXED|MAP_LOCKONFAULT) over a mapping" : "mmap(MAP_LOCKONFAULT)";
 
 	if (!run(r, true, over, o))
 		tap_bail("%s under %s: the child failed", what, refusal_name[r]);
@@ -198,22 +199,21 @@ static void one_call_refused(enum refusal r, bool over, struct outcome *o)
 			  "were",
 			  what, refusal_name[r], err(o->mmap_errno));
 	else
-		tap_check(o->mmap_errno && !o->mapped,
-			  "%s under %s fails (%s) with nothing mapped", what, refusal_name[r],
-			  err(o->mmap_errno));
+		tap_check(o->mmap_errno && !o->mapped, "%s under %s fails (%s) with nothing mapped",
+			  what, refusal_name[r], err(o->mmap_errno));
 }
 
 /* Two calls: mmap() succeeds, mlock2() fails, a mapping is left unlocked. */
 static void two_calls_refused(enum refusal r, bool over, struct outcome *o)
 {
-	const char *what = over ? "mmap(MAP_FIXED)+mlock2(ONFAULT) over a mapping"
-				: "mmap()+mlock2(ONFAULT)";
+	const char *what =
+		over ? "mmap(MAP_FIXED)+mlock2(ONFAULT) over a mapping" : "mmap()+mlock2(ONFAULT)";
 
 	if (!run(r, false, over, o))
 		tap_bail("%s under %s: the child failed", what, refusal_name[r]);
 	tap_diag("%s under %s: mmap %s, mlock2 %s; mapped after: %s, locked: %s", what,
-		 refusal_name[r], err(o->mmap_errno), err(o->mlock_errno),
-		 o->mapped ? "yes" : "no", o->locked ? "yes" : "no");
+		 refusal_name[r], err(o->mmap_errno), err(o->mlock_errno), o->mapped ? "yes" : "no",
+		 o->locked ? "yes" : "no");
 	tap_check(!o->mmap_errno && o->mlock_errno && o->mapped && !o->locked &&
 			  o->gone_after_unmap && !o->old_kept,
 		  "%s under %s: mlock2 fails (%s) after mmap succeeded, leaving an unlocked "
