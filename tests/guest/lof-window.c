@@ -24,7 +24,8 @@
  * The held-open two calls must show pages in swap, or the harness cannot
  * see reclaim; one call must show none, held open or not.
  *
- * usage: lof-window [-t SECONDS] [-p PAGES]   (seconds per way; default 3, 4)
+ * usage: lof-window [-t SECONDS] [-p PAGES] [-u]   (seconds per way; default 3, 4)
+ *   -u: no CPU pinning, the scheduler places the threads
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,10 +72,14 @@ static long futex(unsigned int *word, int op, unsigned int val)
 	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
 }
 
+static bool unpinned;
+
 static void pin(int cpu)
 {
 	cpu_set_t set;
 
+	if (unpinned)
+		return;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -243,13 +248,15 @@ int main(int argc, char **argv)
 	int opt;
 
 	npages = 4;
-	while ((opt = getopt(argc, argv, "t:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:p:u")) != -1) {
 		if (opt == 't')
 			seconds = atof(optarg);
 		else if (opt == 'p')
 			npages = strtoul(optarg, NULL, 10);
+		else if (opt == 'u')
+			unpinned = true;
 		else
-			tap_bail("usage: lof-window [-t SECONDS] [-p PAGES]");
+			tap_bail("usage: lof-window [-t SECONDS] [-p PAGES] [-u]");
 	}
 	if (seconds <= 0 || npages < 1 || npages > MAX_PAGES)
 		tap_bail("-t must be positive and -p 1..%d", MAX_PAGES);
@@ -274,8 +281,8 @@ int main(int argc, char **argv)
 	pin(1);
 	if (pthread_create(&b, NULL, writer, NULL) || pthread_create(&c, NULL, pager, NULL))
 		tap_bail("pthread_create failed");
-	tap_diag("%zu pages, %.1f s per way; writer and pager on CPU 0, locker on CPU 1", npages,
-		 seconds);
+	tap_diag("%zu pages, %.1f s per way; %s", npages, seconds,
+		 unpinned ? "threads unpinned" : "writer and pager on CPU 0, locker on CPU 1");
 
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
 		const struct way *w = &ways[i];
