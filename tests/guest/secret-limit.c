@@ -12,7 +12,9 @@
  * A child, as root with CAP_IPC_LOCK, under an RLIMIT_MEMLOCK of LIMIT
  * pages, maps twice as many secret pages and touches them in order,
  * counting in shared memory; the parent reads how far it got and how it
- * ended.
+ * ended.  The checks are the claim kernel/evidence.md makes of these
+ * kernels: one that charges at mmap() (6.18 does, and exempts
+ * CAP_IPC_LOCK) fails them, and the claim must then be rewritten.
  *
  * usage: secret-limit
  */
