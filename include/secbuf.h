@@ -101,9 +101,12 @@ void *secbuf_alloc(size_t size);
  * shared locked slab, no guard page of its own, not protectable.
  * With SECBUF_SECRET, memfd_secret pages (packed or not): ENOSYS when the
  * kernel has no secret memory or it is not enabled at boot
- * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK
- * (on kernels that charge secret memory to it), never a silent fallback.  SECBUF_SECRET | SECBUF_BEST_EFFORT falls back
- * to the process's lock method; secbuf_stat() tells which one it got.
+ * (secretmem.enable=1 before Linux 6.5), EAGAIN over RLIMIT_MEMLOCK on
+ * kernels that charge secret memory at mmap, never a silent fallback.
+ * Debian's 6.1 and 6.12 charge it per user at each page's first touch,
+ * even for root, and a touch past RLIMIT_MEMLOCK is SIGBUS (see
+ * secbuf_alloc_flags(3)).  SECBUF_SECRET | SECBUF_BEST_EFFORT falls
+ * back to the process's lock method; secbuf_stat() tells which one it got.
  * With SECBUF_INHERIT, a child made by fork() keeps the buffer (instead of
  * zeros) and may use and free it; the library's atfork child handler locks
  * it again, on fault, under the parent's method (the kernel drops locks at

@@ -1,9 +1,13 @@
 /*
  * The secret-memory tier: pages of a memfd_secret(2) file, which the
  * kernel takes out of its direct map, never evicts and clears when they
- * are freed.  Some kernels also make the mapping VM_LOCKED and charge it
- * to RLIMIT_MEMLOCK at mmap time (6.18); Debian's 6.1 and 6.12 do not.  No probe: the call that maps a buffer is the proof, and
- * its error is what a strict allocation fails with.  ENOSYS means a kernel
+ * are freed.  Kernels charge it to RLIMIT_MEMLOCK in one of two ways: at
+ * mmap time, sparing CAP_IPC_LOCK (6.18: EAGAIN here), or per user at each
+ * page's first touch, sparing nobody (Debian's 6.1 and 6.12: SIGBUS at the
+ * page past the limit, and MADV_POPULATE_WRITE, which could charge it
+ * ahead, is EINVAL on secret memory there).  No probe: the call that maps
+ * a buffer is the proof, and its error is what a strict allocation fails
+ * with.  ENOSYS means a kernel
  * without CONFIG_SECRETMEM, or one booted without secretmem.enable=1
  * (needed before 6.5).
  */
