@@ -8,7 +8,10 @@
 # `git format-patch --cover-letter` over each track's range.  What git
 # writes below the prose, the patch list and the diffstat, replaces the
 # letter's; each patch's own diffstat is compared too, and its subject's
-# N/M against its place in the track.
+# N/M against its place in the track.  Each patch of a posted track is
+# addressed as scripts/get_maintainer.pl says (To: the maintainers, Cc:
+# the reviewers and lists), with linux-api@ and linux-arch@ for the new
+# uAPI; its letter to all of them.
 #
 #   kernel/letters.sh [KVER...]          rewrite the letters' lists and
 #                                        diffstats (default: every version)
@@ -63,6 +66,32 @@ git_tree() {
 	echo "$tree"
 }
 
+# The addressees of a patch: "To: ..." and "Cc: ..." lines, folded.
+fold() {	# HEADER: the stdin's lines as one header, one address a line
+	awk -v h="$1" 'NF { a[n++] = $0 } END { if (n) for (i = 0; i < n; i++)
+		printf "%s%s%s\n", i ? "    " : h ": ", a[i], i < n - 1 ? "," : "" }'
+}
+addressees() {	# PATCH...
+	local f to cc gm=(--no-git --no-git-fallback --no-rolestats)
+	# The authors of a Fixes: commit cannot be looked up in this tree.
+	grep -q "'fixes!'" "$tree/scripts/get_maintainer.pl" && gm+=(--no-fixes)
+	to=$(for f in "$@"; do
+		(cd "$tree" && perl scripts/get_maintainer.pl "${gm[@]}" --m --no-r --no-l "$f"); done | awk '!seen[$0]++')
+	cc=$( { for f in "$@"; do
+		(cd "$tree" && perl scripts/get_maintainer.pl "${gm[@]}" --no-m --r --l "$f"); done
+		echo linux-api@vger.kernel.org; echo linux-arch@vger.kernel.org; } |
+		awk '!seen[$0]++' | grep -vxF -f <(echo "$to"))
+	fold To <<<"$to"
+	fold Cc <<<"$cc"
+}
+# The To: and Cc: headers a file has, and the file with others instead.
+headers_of() { sed -n '1,/^$/p' "$1" | awk '/^[^ \t]/ { keep = /^(To|Cc): / } keep'; }
+readdress() {	# FILE HEADERS
+	awk -v hdr="$2" 'done { print; next }
+		/^$/ { if (hdr != "") print hdr; done = 1; print; next }
+		/^[^ \t]/ { skip = /^(To|Cc): / } !skip' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+}
+
 # The tail git writes under a letter's prose: from "AUTHOR (N):" to "-- ".
 tail_of() { sed -n '/^[^ ].* ([0-9]*):$/,/^-- $/p' "$1" | sed '$d'; }
 # A patch's diffstat: from its "---" to the first "diff --git".
@@ -84,6 +113,26 @@ for kver in "${kvers[@]}"; do
 			dir=$series_dir/$track out=$tmp/$kver-$track
 			letter=$dir/0000-cover-letter.patch
 			if [ -f "$letter" ]; then
+				# To: and Cc: of each patch, and of the letter
+				patches=()
+				for f in "$dir"/0*.patch; do
+					[ "$f" = "$letter" ] || patches+=("$f")
+				done
+				for f in "$dir"/0*.patch; do
+					if [ "$f" = "$letter" ]; then
+						want=$(addressees "${patches[@]}")
+					else
+						want=$(addressees "$f")
+					fi
+					ok=1
+					[ "$(headers_of "$f")" = "$want" ] || ok=0
+					if [ $ok = 0 ] && [ $check = 0 ]; then
+						readdress "$f" "$want"
+						ok=1
+					fi
+					[ $ok = 1 ] || diff <(headers_of "$f") <(echo "$want") | sed 's/^/# /' || true
+					result $ok "$kver/$track/$(basename "$f"): To: and Cc: are get_maintainer.pl's, with linux-api@ and linux-arch@"
+				done
 				git_ format-patch -q --cover-letter -o "$out" "$start..HEAD"
 				want=$(tail_of "$out/0000-cover-letter.patch")
 				have=$(tail_of "$letter")
