@@ -17,6 +17,10 @@
 #     need tbl) and, if mandoc is installed, mandoc -Tlint give no warning
 #     that the page did not already give before the series (line numbers
 #     aside), and man -l renders it;
+#   - per changed page, if the tree has its GNUmakefile: the man-pages
+#     project's own lint-man.mandoc, lint-man.tbl and check-catman targets
+#     pass (skipped for a page that the project lists as an expected
+#     failure of that target);
 #   - per added .so link page: the target exists and man -l renders it.
 # Exits non-zero if any test fails.
 set -euo pipefail
@@ -39,6 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 tree=$tmp/tree
 
 results=()        # "ok|not ok|skip<TAB>description"
+linted=()         # the pages (not .so links) that lint_page checked
 diags=()          # diagnostics printed before the TAP lines
 add() { results+=("$1	$2"); }
 diag() { while IFS= read -r line; do diags+=("# $line"); done <<<"$1"; }
@@ -129,6 +134,39 @@ lint_page() {        # RELATIVE_PATH
 	fi
 
 	render "$f"
+	linted+=("$f")
+}
+
+# The man-pages project's own per-page checks (its lint-man and
+# check-catman make targets), where the tree has them, in one make run
+# (reading its makefiles takes seconds).  A page that the project lists as
+# an expected failure of a check has no rule for that target: skipped.
+project_lint() {     # RELATIVE_PATH...
+	local f kind target out targets=() failed_make=
+	[ $# -gt 0 ] || return 0
+	if ! command -v make >/dev/null || [ ! -f "$tree/GNUmakefile" ]; then
+		add "skip" "man-pages make targets # SKIP no make, or no GNUmakefile in the tree"
+		return
+	fi
+	for f in "$@"; do
+		for kind in lint-man.mandoc lint-man.tbl check-catman; do
+			targets+=(".tmp/$f.$kind.touch")
+		done
+	done
+	out=$(make -R -k -s -C "$tree" "${targets[@]}" 2>&1) || true
+	for target in "${targets[@]}"; do
+		if [ -f "$tree/$target" ]; then
+			add "ok" "make $target (the man-pages project's check)"
+		elif grep -qF "No rule to make target '$target'" <<<"$out"; then
+			add "skip" "make $target # SKIP man-pages lists the page as an expected failure of this check"
+		else
+			add "not ok" "make $target (the man-pages project's check)"
+			failed_make=yes
+		fi
+	done
+	# Its progress lines ("MANDOC  .tmp/...") say nothing on a failure.
+	[ -z "$failed_make" ] ||
+		diag "make: $(grep -v -E '^[A-Z]+[[:space:]]+\.tmp/' <<<"$out")"
 }
 
 render() {           # RELATIVE_PATH (man -l resolves .so from man/)
@@ -161,6 +199,7 @@ if [ "$applied" = yes ]; then
 			lint_page "$f"
 		fi
 	done
+	project_lint "${linted[@]}"
 fi
 
 for d in "${diags[@]}"; do echo "$d"; done
