@@ -81,11 +81,12 @@ addressees() {	# PATCH...
 		(cd "$tree" && perl scripts/get_maintainer.pl "${gm[@]}" --no-m --r --l "$f"); done
 		echo linux-api@vger.kernel.org; echo linux-arch@vger.kernel.org; } |
 		awk '!seen[$0]++' | grep -vxF -f <(echo "$to"))
-	fold To <<<"$to"
-	fold Cc <<<"$cc"
+	# get_maintainer.pl's order varies from run to run: sort.
+	LC_ALL=C sort <<<"$to" | fold To
+	LC_ALL=C sort <<<"$cc" | fold Cc
 }
 # The To: and Cc: headers a file has, and the file with others instead.
-headers_of() { sed -n '1,/^$/p' "$1" | awk '/^[^ \t]/ { keep = /^(To|Cc): / } keep'; }
+headers_of() { sed -n '1,/^$/p' "$1" | awk 'NF == 0 { exit } /^[^ \t]/ { keep = /^(To|Cc): / } keep'; }
 readdress() {	# FILE HEADERS
 	awk -v hdr="$2" 'done { print; next }
 		/^$/ { if (hdr != "") print hdr; done = 1; print; next }

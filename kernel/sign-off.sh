@@ -2,8 +2,9 @@
 # The one step a person takes before posting: certify the Developer's
 # Certificate of Origin (Documentation/process/submitting-patches.rst) for
 # every patch of the tracks meant for posting, by adding their
-# Signed-off-by: as the last trailer and making them the From: of each
-# patch and letter.  The series carries no sign-off until then, because a
+# Signed-off-by: as the last trailer, and making them the From: of the
+# letters and of the patches written under the project's name (a
+# backport keeps its author, as the stable trees do).  The series carries no sign-off until then, because a
 # project name cannot certify the DCO.  Run it only if you can.
 #
 # usage: kernel/sign-off.sh "Full Name <address>" [KVER/TRACK...]
@@ -37,7 +38,7 @@ for t in "${tracks[@]}"; do
 		cover=0
 		[ "$(basename "$f")" = 0000-cover-letter.patch ] && cover=1
 		awk -v who="$person" -v cover=$cover '
-			!head_done && /^From: / { print "From: " who; next }
+			!head_done && /^From: secbuf developers / { print "From: " who; next }
 			!head_done && /^$/ { head_done = 1 }
 			head_done && !cover && !cut && /^---$/ {
 				cut = 1
