@@ -15,7 +15,7 @@ KARCH ?= x86_64
 
 .PHONY: all deps deps-host deps-host-tests deps-guest deps-bench deps-fuzzing check-deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
 	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
-	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone \
+	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone kernel-letters \
 	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust \
 	fuzz fuzz-guest fuzz-coverage
 
@@ -79,14 +79,20 @@ kernel-stock: deps-guest
 kernel-lint: deps-guest
 	@kernel/lint.sh $(KVER)
 
+# Rewrite every cover letter's patch list and diffstat (and each patch's
+# diffstat) from the patches, with git format-patch; make lint checks them.
+kernel-letters: deps-guest
+	@kernel/letters.sh $(KVERS)
+
 # Build after every patch of the series (15 to 30 min; not part of check).
 kernel-bisect: deps-guest
 	@kernel/bisect.sh $(KVER)
 
-# 6.12 with only the remap_file_pages() fix, against stock 6.12 (builds
-# a kernel of its own, ~7 min the first time; not part of check).
+# Each of KVERS with only the remap_file_pages() fix and its
+# selftest (kernel/patches/KVER/fix), against stock KVER (builds a kernel
+# of its own, ~7 min the first time; not part of check).
 kernel-fix-alone: deps-guest
-	@kernel/fix-alone.sh
+	@for v in $(KVERS); do kernel/fix-alone.sh $$v || exit 1; done
 
 # The series on the debug kernels (KASAN, lockdep, DEBUG_VM): the guest
 # suites, lof-fuzz and trinity, for KVER or both versions; not part

@@ -14,14 +14,17 @@ dir=$(cd "$(dirname "$0")" && pwd)/patches
 a=${1:-6.1} b=${2:-6.12}
 
 # added ABI lines of one series, as "FILE<TAB>LINE" with whitespace squeezed
+# (every track of it: upstream/, seed/, local/)
 abi_lines() {
+	local patches
+	mapfile -t patches < <(find "$dir/$1" -name '0*.patch' ! -name '0000-*' | sort)
 	awk '
 		/^\+\+\+ b\// { file = substr($2, 3); next }
 		/^\+[0-9]+[ \t]+[a-z0-9]+[ \t]+munlock(all)?2[ \t]/ ||
 		/^\+#define[ \t]+(MAP_LOCKONFAULT|MLOCK_LOCKED)[ \t]/ {
 			line = substr($0, 2); sub(/[ \t]*\/\*.*/, "", line)
 			gsub(/[ \t]+/, " ", line); print file "\t" line
-		}' "$dir/$1"/0*.patch | sort -u
+		}' "${patches[@]}" | sort -u
 }
 
 A=$(abi_lines "$a") B=$(abi_lines "$b")

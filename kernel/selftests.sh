@@ -22,6 +22,9 @@
 #
 # usage: kernel/selftests.sh [KVER [TREE]]   (default: 6.1, its patched tree)
 # env GUEST_BIN=DIR builds into DIR/linux-KVER instead.
+# env SELFTESTS="NAME..." builds only those, 64-bit (kernel/fix-alone.sh
+# builds mlock2-tests from a tree with the fix alone, which has no
+# lock-on-fault tests).
 set -euo pipefail
 
 # shellcheck source=kernel/common.sh
@@ -38,8 +41,11 @@ bin=${GUEST_BIN:-$guest/bin}/linux-$kver
 fail() { echo "selftests($kver): error: $*" >&2; exit 1; }
 
 [ -d "$tree/usr/include/asm" ] || fail "$tree has no installed uapi headers: run kernel/build.sh patched $kver"
-src=$(dirname "$(compgen -G "$tree/tools/testing/selftests/*/lock-on-fault.c" | head -1)")
-[ -f "$src/lock-on-fault.c" ] || fail "$tree has no lock-on-fault tests: is the series applied?"
+src=$(dirname "$(compgen -G "$tree/tools/testing/selftests/*/mlock2-tests.c" | head -1)")
+only=${SELFTESTS:-}
+if [ -z "$only" ] && [ ! -f "$src/lock-on-fault.c" ]; then
+	fail "$tree has no lock-on-fault tests: is the series applied?"
+fi
 mkdir -p "$bin"
 
 # The flags of the selftests Makefile of each version, static.  6.12's
@@ -86,6 +92,13 @@ build() {	# NAME SUFFIX "CFLAGS" LIBS...
 		fail "$name$suffix does not build"
 	mv "$bin/$name$suffix.tmp" "$bin/$name$suffix"
 }
+
+if [ -n "$only" ]; then
+	for t in $only; do
+		build "$t" "" "-Wall -Werror"
+	done
+	exit 0
+fi
 
 # Ours, mlock2-tests with them, are held to -Werror; upstream's are built
 # as upstream builds them.  On i386 the kselftest harness of both versions

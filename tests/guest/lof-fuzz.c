@@ -246,11 +246,16 @@ static void op_mlock2(unsigned int a, unsigned int n)
 	}
 }
 
+/*
+ * munlock(), or munlock2() with one of its four flag sets.  The rule that
+ * mlock2() shares: 0 is the classic call (munlock(): both modes), one flag
+ * names the one mode to drop, and both flags in one call are EINVAL.
+ */
 static void op_munlock(unsigned int a, unsigned int n)
 {
-	static const unsigned int sets[] = { MLOCK_LOCKED, MLOCK_ONFAULT,
+	static const unsigned int sets[] = { 0, MLOCK_LOCKED, MLOCK_ONFAULT,
 					     MLOCK_LOCKED | MLOCK_ONFAULT };
-	unsigned int flags = patched ? sets[pick(4) % 3] : 0, i;
+	unsigned int flags = patched ? sets[pick(4)] : 0, drops, i;
 	bool two = patched && pick(4);
 
 	if (!all_mapped(a, n, false))
@@ -258,14 +263,20 @@ static void op_munlock(unsigned int a, unsigned int n)
 	if (!two) {
 		note("munlock(%u+%u)", a, n);
 		expect(munlock(page_at(a), n * psize), 0, 0, "munlock");
-		flags = MLOCK_LOCKED | MLOCK_ONFAULT;
+		flags = 0;
+	} else if (flags == (MLOCK_LOCKED | MLOCK_ONFAULT)) {
+		note("munlock2(%u+%u, %#x)", a, n, flags);
+		expect(syscall(__NR_munlock2, page_at(a), n * psize, flags), -1, EINVAL,
+		       "munlock2 with both modes");
+		return;
 	} else {
 		note("munlock2(%u+%u, %#x)", a, n, flags);
 		expect(syscall(__NR_munlock2, page_at(a), n * psize, flags), 0, 0, "munlock2");
 	}
+	drops = flags ? flags : MLOCK_LOCKED | MLOCK_ONFAULT;
 	for (i = a; i < a + n; i++)
-		if ((model[i].mode == LOCKED && (flags & MLOCK_LOCKED)) ||
-		    (model[i].mode == ONFAULT && (flags & MLOCK_ONFAULT)))
+		if ((model[i].mode == LOCKED && (drops & MLOCK_LOCKED)) ||
+		    (model[i].mode == ONFAULT && (drops & MLOCK_ONFAULT)))
 			model[i].mode = UNLOCKED;
 }
 
