@@ -66,16 +66,8 @@ cp "$bins/linux-$kver/mlock2-tests" "$top/build/guest/bin/linux-$kver/mlock2-tes
 "$top/qemu/mkimage" >/dev/null
 
 echo "1..3"
-n=0 passed=0
-result() {	# OK TEXT
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n $2"
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 # run KERNEL: run-guest's lines for the remap-fix suite (PASS/FAIL/SKIP
 # suite/test: TAP line), which runs mlock2-tests-fix and remap-onfault;
 # the programs' own output is left in $log
@@ -118,9 +110,9 @@ selftest_out | sed 's/^/# stock, mlock2-tests-fix: /'
 v=$(verdict)
 ok=0
 if [ "$v" = bug ] && of remap-onfault "$out" | grep -q '^FAIL'; then ok=1; fi
-result $ok "stock $kver has the bug: the fix's own selftest fails (mlock2-tests-fix: $v), and remap-onfault"
+tap_result $ok "stock $kver has the bug: the fix's own selftest fails (mlock2-tests-fix: $v), and remap-onfault"
 ok=0; [ "$v" = bug ] && ok=1
-result $ok "stock $kver fails no other case of mlock2-tests"
+tap_result $ok "stock $kver fails no other case of mlock2-tests"
 
 out=$(run "$tree/arch/x86/boot/bzImage")
 sed 's/^/# fix alone: /' <<<"$out"
@@ -128,6 +120,6 @@ selftest_out | sed 's/^/# fix alone, mlock2-tests-fix: /'
 v=$(verdict)
 ok=0
 if [ "$v" = fixed ] && of remap-onfault "$out" | grep -q '^PASS' && ! grep -q '^FAIL' <<<"$out"; then ok=1; fi
-result $ok "$kver with the fix set alone passes the fix's selftest and every other case of mlock2-tests (mlock2-tests-fix: $v), and remap-onfault"
-echo "$passed passed, $((n - passed)) failed, 0 skipped"
-[ "$passed" -eq "$n" ]
+tap_result $ok "$kver with the fix set alone passes the fix's selftest and every other case of mlock2-tests (mlock2-tests-fix: $v), and remap-onfault"
+tap_counts
+exit "$tap_failed"

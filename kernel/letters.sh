@@ -37,17 +37,8 @@ fi
 fail() { echo "letters: error: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 passed=0 failed=0
-result() {	# OK TEXT
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok $n $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 
 # A git tree of the pristine source, its one commit tagged "pristine".
 # Debian's tarball ignores everything (its .gitignore ends in "/*"): add -f.
@@ -132,7 +123,7 @@ for kver in "${kvers[@]}"; do
 						ok=1
 					fi
 					[ $ok = 1 ] || diff <(headers_of "$f") <(echo "$want") | sed 's/^/# /' || true
-					result $ok "$kver/$track/$(basename "$f"): To: and Cc: are get_maintainer.pl's, with linux-api@ and linux-arch@"
+					tap_result $ok "$kver/$track/$(basename "$f"): To: and Cc: are get_maintainer.pl's, with linux-api@ and linux-arch@"
 				done
 				git_ format-patch -q --cover-letter -o "$out" "$start..HEAD"
 				want=$(tail_of "$out/0000-cover-letter.patch")
@@ -152,7 +143,7 @@ for kver in "${kvers[@]}"; do
 				if [ $ok = 0 ]; then
 					diff <(echo "$have") <(echo "$want") | sed 's/^/# /' || true
 				fi
-				result $ok "$kver/$track: the letter's subject, patch list and diffstat are git's ($count patches)"
+				tap_result $ok "$kver/$track: the letter's subject, patch list and diffstat are git's ($count patches)"
 			else
 				git_ format-patch -q -o "$out" "$start..HEAD"
 			fi
@@ -176,7 +167,7 @@ for kver in "${kvers[@]}"; do
 					ok=1
 				fi
 				[ $ok = 1 ] || diff <(stat_of "$f") <(stat_of "$g") | sed 's/^/# /' || true
-				result $ok "$kver/$track/$(basename "$f"): its diffstat is git's"
+				tap_result $ok "$kver/$track/$(basename "$f"): its diffstat is git's"
 			done
 			start=$(git_ rev-parse HEAD)
 		fi
@@ -187,6 +178,6 @@ for kver in "${kvers[@]}"; do
 	done
 	git_ reset -q --hard pristine
 done
-echo "1..$n"
-echo "$passed passed, $failed failed, 0 skipped"
-[ "$failed" -eq 0 ]
+tap_plan
+tap_counts
+exit "$tap_failed"
