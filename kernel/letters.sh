@@ -37,6 +37,10 @@ fi
 fail() { echo "letters: error: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Each version's git tree is shared by every clone (the kernel cache):
+# two runs at once would apply patches over each other.
+exec 8>"$kcache/.letters-lock"
+flock 8
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
 
