@@ -10,8 +10,11 @@
 #include "escape.h"
 #include "procfs.h"
 
+/* The drop-ins (secbuf-run) a process can have loaded, as bits. */
+enum dropin { DROPIN_SODIUM = 1, DROPIN_OPENSSL = 2 };
+
 struct totals {
-	unsigned long pages, resident, locked, swapped, unevictable, evictable, dirty;
+	unsigned long pages, resident, locked, swapped, unevictable, evictable, zero, dirty;
 	unsigned long secret; /* resident pages of memfd_secret memory: out of the direct map */
 	unsigned by;	      /* every reason a mapping was selected */
 	unsigned method;      /* every lock method the mappings are named after */
@@ -76,7 +79,7 @@ static const char *mapping_method(const struct audit_map *m, char *buf, size_t s
  * lock on fault), a sodium_malloc() buffer when the process runs the
  * drop-in, memfd_secret memory.
  */
-static const char *mapping_what(const struct audit_map *m, int dropin)
+static const char *mapping_what(const struct audit_map *m, unsigned dropins)
 {
 	if (m->method == METHOD_SECRETMEM)
 		return "secret memory";
@@ -87,7 +90,7 @@ static const char *mapping_what(const struct audit_map *m, int dropin)
 	if (m->by == AUDIT_BY_DROPIN)
 		return "drop-in memory";
 	if (m->by == AUDIT_BY_NAME || m->by == AUDIT_BY_VMFLAGS)
-		return dropin ? "sodium_malloc" : "secbuf buffer";
+		return dropins & DROPIN_SODIUM ? "sodium_malloc" : "secbuf buffer";
 	return m->by == AUDIT_BY_LOCKED ? "locked" : "in range";
 }
 
@@ -103,6 +106,9 @@ static const char *mapping_verdict(const struct audit_map *m, char *buf, size_t 
 	else if (is_dirty(m))
 		snprintf(buf, size, "LEAK: named %s, not locked",
 			 audit_method_name(m->method, name, sizeof(name)));
+	else if (m->zero)
+		snprintf(buf, size, "ok: %lu zero page%s, rest locked", m->zero,
+			 m->zero == 1 ? "" : "s");
 	else
 		snprintf(buf, size, m->resident ? "ok: resident = locked" : "ok: none resident");
 	return buf;
@@ -147,21 +153,39 @@ static void print_methods(const struct audit_map *m, size_t n)
 	printf("; VmFlags agree on %zu of %zu: %s\n", agree, n, agree == n ? "ok" : "MISMATCH");
 }
 
-/* Whether pid runs libsecbuf's libsodium drop-in (secbuf-run). */
-static int runs_dropin(pid_t pid)
+/* Which drop-ins pid has mapped, from /proc/PID/maps. */
+static unsigned loaded_dropins(pid_t pid)
 {
 	char path[64], line[512];
-	int found = 0;
+	unsigned found = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0; /* unreadable maps: the rows go unlabelled, nothing more */
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libsecbuf-sodium.so") != NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "/libsecbuf-sodium.so"))
+			found |= DROPIN_SODIUM;
+		if (strstr(line, "/libsecbuf-openssl.so"))
+			found |= DROPIN_OPENSSL;
+	}
 	fclose(f);
 	return found;
+}
+
+/* " under secbuf-run (libsecbuf-openssl)", for the header; "" for none. */
+static const char *dropin_words(unsigned dropins)
+{
+	switch (dropins) {
+	case DROPIN_SODIUM:
+		return " under secbuf-run (libsecbuf-sodium)";
+	case DROPIN_OPENSSL:
+		return " under secbuf-run (libsecbuf-openssl)";
+	case DROPIN_SODIUM | DROPIN_OPENSSL:
+		return " under secbuf-run (libsecbuf-sodium, libsecbuf-openssl)";
+	}
+	return "";
 }
 
 /* Nothing of secbuf's: what --all would add, so that the reader knows where to look. */
@@ -174,8 +198,12 @@ static void print_nothing(pid_t pid, unsigned searched, const struct audit_opts 
 	size_t n;
 	int kpf;
 
-	printf("summary: pid %d: NOTHING AUDITED: no mapping selected by %s\n", (int)pid,
-	       audit_by_name(searched, by, sizeof(by)));
+	if (o->sel.have_range)
+		printf("summary: pid %d: NOTHING AUDITED: no mapping in the range\n", (int)pid);
+	else
+		printf("summary: pid %d: NOTHING AUDITED: this process holds no secbuf memory (no "
+		       "mapping selected by %s)\n",
+		       (int)pid, audit_by_name(searched, by, sizeof(by)));
 	if (o->sel.all || o->sel.have_range || audit_scan(pid, &all, &maps, &n, &kpf) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
@@ -193,12 +221,12 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 		       const struct totals *t, int kpf, unsigned searched,
 		       const struct audit_opts *o)
 {
-	int dropin = runs_dropin(pid);
+	unsigned dropins = loaded_dropins(pid);
 	char method[64], verdict[64];
 
 	printf("secbuf-audit: pid %d (", (int)pid);
 	print_escaped(stdout, comm, ESCAPE_TEXT);
-	printf(")%s, page flags from %s\n", dropin ? " under secbuf-run (libsecbuf-sodium)" : "",
+	printf(")%s, page flags from %s\n", dropin_words(dropins),
 	       kpf ? "/proc/kpageflags" : "VmFlags (not root: no /proc/kpageflags)");
 	if (!n) {
 		printf("selection: nothing selected\n");
@@ -208,34 +236,40 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 	print_selection(t->by);
 	print_methods(m, n);
 	printf("figures in pages of %ld kB: pages = untouched + swapped + resident, "
-	       "resident = locked + evictable\n",
+	       "resident = locked + evictable + zero\n",
 	       sysconf(_SC_PAGESIZE) / 1024);
+	printf("zero: the kernel's shared zero page, mapped by a read of an untouched page; "
+	       "it holds nothing and is never locked%s\n",
+	       kpf ? "" : " (not root: counted as locked)");
+	printf("CLEAN vouches for the selected mappings only, not for copies of a secret "
+	       "elsewhere (heap, stack, swap)\n");
 	printf("VmFlags: lo locked, lf locked on fault, dd not in core dumps, wf wiped in forked "
 	       "children; locked: %s\n",
 	       kpf ? "kpageflags MLOCKED or UNEVICTABLE (the unevictable bit can lag mlock)" :
 		     "resident in a VM_LOCKED mapping");
-	printf("%-27s %-4s %-11s %7s %9s %7s %8s %7s %9s %-14s %-13s %s\n", "range", "perm",
+	printf("%-27s %-4s %-11s %7s %9s %7s %8s %7s %9s %5s %-14s %-13s %s\n", "range", "perm",
 	       "lo lf dd wf", "pages", "untouched", "swapped", "resident", "locked", "evictable",
-	       "method", "what", "verdict");
+	       "zero", "method", "what", "verdict");
 	for (size_t i = 0; i < n; i++) {
 		char range[40];
 
 		snprintf(range, sizeof(range), "%lx-%lx", m[i].start, m[i].end);
-		printf("%-27s %-4s %-2s %-2s %-2s %-2s %7lu %9lu %7lu %8lu %7lu %9lu %-14s %-13s %s%s",
+		printf("%-27s %-4s %-2s %-2s %-2s %-2s %7lu %9lu %7lu %8lu %7lu %9lu %5lu %-14s %-13s %s%s",
 		       range, m[i].perms, m[i].lo ? "lo" : "-", m[i].lf ? "lf" : "-",
 		       m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-", m[i].pages,
 		       m[i].pages - m[i].resident - m[i].swapped, m[i].swapped, m[i].resident,
-		       m[i].locked, m[i].evictable, mapping_method(&m[i], method, sizeof(method)),
-		       mapping_what(&m[i], dropin),
+		       m[i].locked, m[i].evictable, m[i].zero,
+		       mapping_method(&m[i], method, sizeof(method)),
+		       mapping_what(&m[i], dropins),
 		       mapping_verdict(&m[i], verdict, sizeof(verdict)), m[i].name[0] ? " " : "");
 		print_escaped(stdout, m[i].name, ESCAPE_TEXT);
 		putchar('\n');
 	}
 	printf("summary: pid %d: %zu mappings, %lu pages = %lu untouched + %lu swapped + %lu "
-	       "resident; %lu resident = %lu locked + %lu evictable; %lu secret (out of the direct "
-	       "map): %s\n",
+	       "resident; %lu resident = %lu locked + %lu evictable + %lu zero; %lu secret (out of "
+	       "the direct map): %s\n",
 	       (int)pid, n, t->pages, t->pages - t->resident - t->swapped, t->swapped, t->resident,
-	       t->resident, t->locked, t->evictable, t->secret,
+	       t->resident, t->locked, t->evictable, t->zero, t->secret,
 	       !t->dirty ? "CLEAN (nothing swapped, nothing evictable)" :
 	       t->swapped || t->evictable ?
 			   "LEAK (see the rows marked LEAK)" :
@@ -271,7 +305,8 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 			printf("%lu", m[i].unevictable);
 		else
 			printf("null");
-		printf(",\"evictable\":%lu,\"secret\":%lu,\"clean\":%s}", m[i].evictable,
+		printf(",\"evictable\":%lu,\"zero\":%lu,\"secret\":%lu,\"clean\":%s}",
+		       m[i].evictable, m[i].zero,
 		       m[i].method == METHOD_SECRETMEM ? m[i].resident : 0,
 		       is_dirty(&m[i]) ? "false" : "true");
 	}
@@ -282,7 +317,8 @@ static void print_json(pid_t pid, const char *comm, const struct audit_map *m, s
 		printf("%lu", t->unevictable);
 	else
 		printf("null");
-	printf(",\"evictable\":%lu,\"secret\":%lu,\"clean\":%s}}\n", t->evictable, t->secret,
+	printf(",\"evictable\":%lu,\"zero\":%lu,\"secret\":%lu,\"clean\":%s}}\n", t->evictable,
+	       t->zero, t->secret,
 	       !n	? "null" :
 	       t->dirty ? "false" :
 			  "true");
@@ -323,6 +359,7 @@ int audit_one(long pid, const struct audit_opts *o)
 		t.swapped += maps[i].swapped;
 		t.unevictable += maps[i].unevictable;
 		t.evictable += maps[i].evictable;
+		t.zero += maps[i].zero;
 		t.secret += maps[i].method == METHOD_SECRETMEM ? maps[i].resident : 0;
 		t.dirty += is_dirty(&maps[i]);
 		t.by |= maps[i].by;
@@ -337,10 +374,8 @@ int audit_one(long pid, const struct audit_opts *o)
 	free(maps);
 	if (fflush(stdout) != 0)
 		return audit_error(o, pid, "stdout: %s", strerror(errno));
-	if (!n) {
-		fprintf(stderr, "secbuf-audit: pid %ld: nothing audited: no mapping selected\n",
-			pid);
+	/* The report said so, on stdout (JSON: "clean": null): one line, one stream. */
+	if (!n)
 		return EXIT_NOTHING;
-	}
 	return t.dirty ? EXIT_LEAK : EXIT_CLEAN;
 }

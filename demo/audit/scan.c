@@ -138,12 +138,19 @@ static int count_pages(struct audit_map *m, const struct scan *sc)
 	m->swapped = c.swapped;
 	m->unevictable = c.unevictable;
 	m->flags_read = c.flags_read;
+	/*
+	 * A read of an untouched page of a lock-on-fault range (anyone's read
+	 * through /proc/PID/mem, say) maps the shared zero page there: it is
+	 * never locked, but it holds nothing, so it is no leak.  The first
+	 * write replaces it with a page of the range's own, locked at once.
+	 */
+	m->zero = c.zero;
 	/* Secret memory: unevictable by the kernel's rule, whatever the page flags. */
 	if (m->method == METHOD_SECRETMEM)
 		m->locked = c.present;
 	else
 		m->locked = c.locked + (m->lo ? unknown : 0);
-	m->evictable = m->resident - m->locked;
+	m->evictable = m->resident - m->locked - m->zero;
 	return 0;
 }
 

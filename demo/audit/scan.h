@@ -66,7 +66,8 @@ struct audit_map {
 	unsigned long locked;	   /* resident and mlocked (see audit_scan()) */
 	unsigned long unevictable; /* KPF_UNEVICTABLE; only with kpageflags */
 	unsigned long flags_read;  /* resident pages whose kpageflags were read */
-	unsigned long evictable;   /* resident but not locked: reclaim may swap it */
+	unsigned long zero;	   /* the shared zero page (kpageflags): holds nothing */
+	unsigned long evictable;   /* resident, not locked, not the zero page: reclaim may swap it */
 };
 
 /*

@@ -167,7 +167,8 @@ int daemon_stop(pid_t pid)
 	return status;
 }
 
-int run_capture(const char *prog, const char *const *args, char *out, size_t outsz)
+/* run_capture()'s work; both: stderr into out too. */
+static int capture(const char *prog, const char *const *args, char *out, size_t outsz, int both)
 {
 	char drain[4096];
 	int p[2], status;
@@ -180,6 +181,8 @@ int run_capture(const char *prog, const char *const *args, char *out, size_t out
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 1);
+		if (both)
+			dup2(p[1], 2);
 		exec_prog(prog, args, NULL);
 	}
 	close(p[1]);
@@ -193,6 +196,16 @@ int run_capture(const char *prog, const char *const *args, char *out, size_t out
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+int run_capture(const char *prog, const char *const *args, char *out, size_t outsz)
+{
+	return capture(prog, args, out, outsz, 0);
+}
+
+int run_capture_both(const char *prog, const char *const *args, char *out, size_t outsz)
+{
+	return capture(prog, args, out, outsz, 1);
 }
 
 char *test_dir(void)

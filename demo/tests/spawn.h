@@ -42,6 +42,8 @@ int daemon_stop(pid_t pid);
 
 /* Run bindir/prog with args, capture stdout into out; the exit status, or -1. */
 int run_capture(const char *prog, const char *const *args, char *out, size_t outsz);
+/* The same with stderr captured into out too, as a user's terminal shows both. */
+int run_capture_both(const char *prog, const char *const *args, char *out, size_t outsz);
 
 /* A fresh directory under /tmp readable by everyone (for uid 65534 tests). */
 char *test_dir(void);

@@ -32,6 +32,7 @@ bool lockonfault_series(void);
 #define KPF_COMPOUND_TAIL 16
 #define KPF_UNEVICTABLE	18
 #define KPF_THP		22
+#define KPF_ZERO_PAGE	24	/* the shared zero page, or the huge zero page */
 #define KPF_MLOCKED	33
 
 /* pagemap entries of npages pages from the page-aligned addr; 0 or -1/errno. */
@@ -41,13 +42,16 @@ int pagemap_read(const void *addr, size_t npages, uint64_t *out);
  * Per-state counts of npages pages from the page-aligned addr of process
  * pid (0: self).  Lock bits come from kpageflags, of the head page for
  * parts of a transparent huge page (the kernel keeps PG_mlocked there);
- * locked counts pages with either bit.  Without kpageflags (not root) or a
+ * locked counts pages with either bit.  zero counts pages that map the
+ * kernel's shared zero page (or the huge zero page): a read of an untouched
+ * private page maps it, it holds nothing and is never locked, so it is
+ * neither locked nor evictable.  Without kpageflags (not root) or a
  * PFN (no CAP_SYS_ADMIN), flags_read stays 0 and so do the bit counts.
  * Pages past the end of pagemap (above the user address space) count as
  * not present.  Returns 0, or -1 with errno.
  */
 struct page_census {
-	size_t present, swapped, unevictable, mlocked, locked, huge;
+	size_t present, swapped, unevictable, mlocked, locked, huge, zero;
 	size_t flags_read;	/* present pages whose kpageflags were read */
 };
 int page_census_pid(int pid, uintptr_t addr, size_t npages, struct page_census *c);

@@ -104,6 +104,11 @@ static int count(const uint64_t *pm, size_t n, int kpf, struct page_census *c,
 			return -1;
 		c->flags_read++;
 		c->huge += huge;
+		/* Never locked and holds nothing: counted apart, and not as locked. */
+		if (kf & (1ULL << KPF_ZERO_PAGE)) {
+			c->zero++;
+			continue;
+		}
 		c->unevictable += (kf >> KPF_UNEVICTABLE) & 1;
 		c->mlocked += (kf >> KPF_MLOCKED) & 1;
 		c->locked += !!(kf & (1ULL << KPF_UNEVICTABLE | 1ULL << KPF_MLOCKED));
