@@ -14,7 +14,7 @@ KARCH ?= x86_64
 
 
 .PHONY: all deps deps-host deps-host-tests deps-guest deps-bench deps-fuzzing check-deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
-	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-openssl install uninstall \
+	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-compare bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone kernel-letters \
 	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust \
 	fuzz fuzz-guest fuzz-coverage
@@ -221,6 +221,13 @@ demo-minisign: deps-guest guest-image
 bench: deps-bench lib kernel kernel-stock
 	$(MAKE) -C bench bench
 	$(MAKE) -C bench openssl
+
+# The library at BASE against the tree's, alternating, on this machine:
+# packed pairs on 1 and 2 threads and the 1 GiB case, with ratios (a few
+# minutes; not part of check): make bench-compare BASE=REV [ROUNDS=7].
+bench-compare: deps-host
+	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=REV [ROUNDS=N]" >&2; exit 2; }
+	@bench/compare "$(BASE)" $(ROUNDS)
 
 # OpenSSL 3 alone and under libsecbuf-openssl.so, on the host: handshakes,
 # key load, locked memory, live secrets (bench/results/openssl.md; ~2 min).

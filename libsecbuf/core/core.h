@@ -40,6 +40,8 @@ static inline void sb_leave(void)
 SB_HIDDEN void sb_count_add(size_t bytes);
 SB_HIDDEN void sb_count_sub(size_t bytes);
 SB_HIDDEN void sb_count_get(size_t *secrets, size_t *bytes);
+SB_HIDDEN void sb_count_fork_prepare(void);
+SB_HIDDEN void sb_count_fork_parent(void);
 SB_HIDDEN void sb_count_fork_child(void);
 
 /* wipe.c: a zeroing the compiler cannot drop; a page is left alone if it reads as zeros. */
