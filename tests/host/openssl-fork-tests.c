@@ -189,6 +189,8 @@ int main(int argc, char **argv)
 	};
 	static const struct sbt_mode modes[] = {
 		{ "--foreign-free", ossl_foreign_free_main },
+		{ "--foreign-in-block", ossl_foreign_in_block_main },
+		{ "--foreign-large-chunks", ossl_foreign_large_chunks_main },
 		{ "--refused", ossl_refused_main },
 		{ "--strict", ossl_strict_main },
 		{ NULL, NULL },

@@ -11,6 +11,8 @@ extern const struct sbt_test openssl_fork_tests[];     /* openssl-fork-tests.c *
 
 /* Modes, each a fresh process: exit code = failed step (openssl-fault-tests.c). */
 int ossl_foreign_free_main(void);
+int ossl_foreign_in_block_main(void);
+int ossl_foreign_large_chunks_main(void);
 int ossl_refused_main(void);
 int ossl_strict_main(void);
 

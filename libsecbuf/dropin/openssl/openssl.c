@@ -150,11 +150,13 @@ static int live(const void *p)
 }
 
 /*
- * libcrypto's own function, for memory that is not ours.  Nothing mapped
- * at the pointer means nobody's memory, most likely one of our guarded
- * buffers freed twice: malloc's free() would only crash on it.
+ * libcrypto's own function name, for memory that is not ours, which the
+ * program gave to its call fn.  Nothing mapped at the pointer means
+ * nobody's memory, most likely one of our guarded buffers freed twice:
+ * malloc's free() would only crash on it.  Messages name fn, the call the
+ * program made.
  */
-static void *real(const char *name, void *ptr)
+static void *real(const char *fn_called, const char *name, void *ptr)
 {
 	unsigned char vec;
 	void *fn, *crypto;
@@ -163,7 +165,7 @@ static void *real(const char *name, void *ptr)
 	    errno == ENOMEM)
 		sb_misuse("%s(%p): not a live buffer: nothing is mapped there "
 			  "(double free or foreign pointer)",
-			  name, ptr);
+			  fn_called, ptr);
 	fn = dlsym(RTLD_NEXT, name);
 	/* libcrypto loaded with RTLD_LOCAL (Python's modules): by its name. */
 	if (!fn && (crypto = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD))) {
@@ -172,14 +174,33 @@ static void *real(const char *name, void *ptr)
 	}
 	if (!fn)
 		sb_misuse("%s(%p): not a buffer of libsecbuf-openssl, and no libcrypto is "
-			  "loaded to hand it to",
-			  name, ptr);
+			  "loaded to hand it to (%s)",
+			  fn_called, ptr, name);
 	return fn;
 }
 
 /*
+ * The live large buffer whose mapping (guards included) holds ptr, with
+ * its metadata in *m; or NULL.  Exact, not by block: a large buffer maps
+ * only the start of its last block, and the kernel places other mappings
+ * in the rest (glibc's large chunks, jemalloc's extents), which are not
+ * ours and go to CRYPTO_free().  Reserving the rest instead would cost a
+ * mapping and up to 256 KiB of address space per buffer; the test is one
+ * lookup that the free makes anyway.
+ */
+static void *large_mapping(const void *ptr, struct sb_meta *m)
+{
+	void *user = sb_blockmap_get(&spans, ptr);
+
+	if (!user || !sb_registry_live(user, m) ||
+	    (uintptr_t)ptr - (uintptr_t)m->region.base >= m->region.map_len)
+		return NULL;
+	return user;
+}
+
+/*
  * 1 if ptr was ours and is freed (wiped), 0 if it is someone else's.  In
- * a slab or a large buffer's blocks, it is ours: one that is not a live
+ * a slab or a large buffer's mapping, it is ours: one that is not a live
  * allocation's start is misuse, which the size lookups name and abort on.
  */
 static int secure_free(void *ptr, const char *fn)
@@ -188,13 +209,14 @@ static int secure_free(void *ptr, const char *fn)
 	int saved = errno;
 	struct sb_meta m;
 	size_t size;
+	void *user;
 
 	sb_enter(fn);
 	if (s) {
 		size = sb_packed_size(s, ptr, fn);
 		sb_packed_free(s, ptr, fn);
-	} else if (sb_blockmap_get(&spans, ptr)) {
-		if (!sb_registry_live(ptr, &m))
+	} else if ((user = large_mapping(ptr, &m))) {
+		if (user != ptr)
 			sb_guarded_size(ptr, fn); /* aborts, saying what ptr is */
 		set_span(&m, NULL);
 		sb_guarded_free(ptr, fn);
@@ -215,7 +237,7 @@ API void CRYPTO_secure_free(void *ptr, const char *file, int line)
 
 	if (!ptr || secure_free(ptr, __func__))
 		return;
-	*(void **)&real_free = real("CRYPTO_free", ptr);
+	*(void **)&real_free = real(__func__, "CRYPTO_free", ptr);
 	real_free(ptr, file, line);
 }
 
@@ -225,7 +247,7 @@ API void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file, int l
 
 	if (!ptr || secure_free(ptr, __func__))
 		return;
-	*(void **)&real_clear_free = real("CRYPTO_clear_free", ptr);
+	*(void **)&real_clear_free = real(__func__, "CRYPTO_clear_free", ptr);
 	real_clear_free(ptr, num, file, line);
 }
 
@@ -267,14 +289,22 @@ static int power_of_two(size_t n)
 
 /*
  * The arena's size is not used: memory is mapped and locked as it is
- * asked for.  Sizes OpenSSL itself would refuse (its heap asserts on
- * them) are refused, errno EINVAL; 1 otherwise, never OpenSSL's 2 (the
- * arena could not be locked): whether memory is locked is known per
- * allocation, and the drop-in warns when it is not.
+ * asked for.  What OpenSSL 3.0's heap accepts is accepted and what it
+ * refuses is refused, errno EINVAL: the size a power of two; a minsize of
+ * at most 16 (its free-list node, which it rounds up to), else a power of
+ * two; and at least four minsize blocks in the arena (its bit tables).
+ * Where OpenSSL asserts (a minsize above 16 that is not a power of two),
+ * this refuses.  1 otherwise, never OpenSSL's 2 (the arena could not be
+ * locked): whether memory is locked is known per allocation, and the
+ * drop-in warns when it is not.
  */
+#define OPENSSL_MIN_MINSIZE 16
+
 API int CRYPTO_secure_malloc_init(size_t size, size_t minsize)
 {
-	if (!power_of_two(size) || (minsize && !power_of_two(minsize)) || minsize > size) {
+	if (minsize <= OPENSSL_MIN_MINSIZE)
+		minsize = OPENSSL_MIN_MINSIZE;
+	if (!power_of_two(size) || !power_of_two(minsize) || size / minsize < 4) {
 		errno = EINVAL;
 		return 0;
 	}
