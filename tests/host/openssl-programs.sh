@@ -49,6 +49,19 @@ ok "a program loading libcrypto: no warning; both drop-ins preloaded" sh -c '
 ok "--openssl preloads the OpenSSL drop-in only" sh -c '
 	pre=$("$1" -q --openssl /bin/sh -c "echo \$LD_PRELOAD")
 	case $pre in *libsecbuf-sodium*) false ;; *libsecbuf-openssl.so) ;; *) false ;; esac' _ "$run"
+ok "secbuf-run nosuchprog: \"secbuf-run: nosuchprog: command not found\", exit 127" sh -c '
+	msg=$("$1" nosuchprog-secbuf 2>&1); rc=$?
+	[ $rc = 127 ] && [ "$msg" = "secbuf-run: nosuchprog-secbuf: command not found" ]' _ "$run"
+: >"$dir/plain-file"
+ok "secbuf-run of a file that is not executable: one line, exit 126" sh -c '
+	msg=$("$1" "$2" 2>&1); rc=$?
+	[ $rc = 126 ] && [ "$msg" = "secbuf-run: $2: cannot run: not executable" ]' _ "$run" "$dir/plain-file"
+ok "secbuf-run: LD_BIND_NOW=1 (no lazy-binding register spills) and glibc's freed chunks overwritten" sh -c '
+	env=$("$1" -q /bin/sh -c "echo \$LD_BIND_NOW \$GLIBC_TUNABLES")
+	[ "$env" = "1 glibc.malloc.tcache_count=0:glibc.malloc.perturb=165" ]' _ "$run"
+ok "secbuf-run: the caller's GLIBC_TUNABLES kept, a tunable it names left as set" sh -c '
+	env=$(GLIBC_TUNABLES=glibc.malloc.perturb=7:glibc.malloc.check=0 "$1" -q /bin/sh -c "echo \$GLIBC_TUNABLES")
+	[ "$env" = "glibc.malloc.perturb=7:glibc.malloc.check=0:glibc.malloc.tcache_count=0" ]' _ "$run"
 
 # ---- openssl genpkey, req, s_server and s_client ----
 ok "secbuf-run openssl genpkey: an RSA-2048 key" \
