@@ -4,15 +4,45 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A Buffer is a secret in libsecbuf memory: locked, out of core dumps,
 // wiped and unmapped by Destroy.  Its methods are safe for concurrent use.
+// fmt prints it as its size only (format.go).  A Buffer is a handle: a
+// copy of one (*b) is the same secret, not a second one.
 type Buffer struct {
+	s *state // nil in a zero Buffer, which behaves as a destroyed one
+}
+
+type state struct {
 	// mu orders Destroy, Freeze and Melt (writers) after every Do
 	// (readers), so that no Do sees memory unmapped under it.
-	mu   sync.RWMutex
-	data []byte // libsecbuf memory; nil once destroyed
+	mu sync.RWMutex
+	// The memory as a pointer and a length, never a []byte: where fmt
+	// reaches these fields without calling a method (an unexported
+	// field, a bad verb: format.go), it prints a pointer as an address
+	// and a slice as its bytes.
+	p    unsafe.Pointer // libsecbuf memory; nil once destroyed
+	size atomic.Int64   // its length, 0 once destroyed; String reads it lock-free
+}
+
+// zeroState stands for the state a zero Buffer lacks: no memory.
+var zeroState state
+
+func (b *Buffer) st() *state {
+	if b.s == nil {
+		return &zeroState
+	}
+	return b.s
+}
+
+// bytes is the memory as a slice; the caller holds mu.
+func (s *state) bytes() []byte {
+	if s.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(s.p), s.size.Load())
 }
 
 // live counts the buffers not yet destroyed (tests read it).
@@ -30,12 +60,14 @@ func NewBuffer(size int, opts ...Option) (*Buffer, error) {
 	if err != nil {
 		return nil, allocError(size, err)
 	}
-	b := &Buffer{data: data}
+	s := &state{p: unsafe.Pointer(&data[0])}
+	s.size.Store(int64(size))
 	live.Add(1)
 	// A safety net for a buffer never destroyed, not the way to free one:
-	// see "Lifetime" in the package documentation.
-	runtime.SetFinalizer(b, (*Buffer).Destroy)
-	return b, nil
+	// see "Lifetime" in the package documentation.  On the state, not the
+	// handle, so that a copy of the handle keeps the memory.
+	runtime.SetFinalizer(s, (*state).destroy)
+	return &Buffer{s: s}, nil
 }
 
 // Bytes returns the buffer's memory itself, not a copy: writes to it are
@@ -43,16 +75,18 @@ func NewBuffer(size int, opts ...Option) (*Buffer, error) {
 // gives an empty slice.  Keep b reachable while the slice is in use
 // (defer b.Destroy() does), or use Do.
 func (b *Buffer) Bytes() []byte {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.data
+	s := b.st()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bytes()
 }
 
 // Size is the buffer's length in bytes, 0 once destroyed.
 func (b *Buffer) Size() int {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return len(b.data)
+	s := b.st()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.bytes())
 }
 
 // IsAlive reports whether the buffer has not been destroyed.
@@ -65,26 +99,33 @@ func (b *Buffer) IsAlive() bool {
 // It returns ErrDestroyed without calling fn on a destroyed buffer, and
 // otherwise what fn returns.  fn must not call Destroy, Freeze or Melt on b.
 func (b *Buffer) Do(fn func([]byte) error) error {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.data == nil {
+	s := b.st()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.p == nil {
 		return ErrDestroyed
 	}
-	return fn(b.data)
+	return fn(s.bytes())
 }
 
 // Destroy wipes the buffer and gives its memory back.  It waits for any Do
 // in progress; destroying twice is a no-op.
 func (b *Buffer) Destroy() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.data == nil {
+	b.st().destroy()
+}
+
+// destroy is Destroy, and the finalizer of a state that no handle reaches.
+func (s *state) destroy() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p == nil {
 		return
 	}
-	cFree(b.data)
-	b.data = nil
+	cFree(s.bytes())
+	s.p = nil
+	s.size.Store(0)
 	live.Add(-1)
-	runtime.SetFinalizer(b, nil)
+	runtime.SetFinalizer(s, nil)
 }
 
 // Freeze makes the buffer read-only: a write faults (the program dies, as
@@ -100,12 +141,13 @@ func (b *Buffer) Melt() error {
 }
 
 func (b *Buffer) protect(readOnly bool) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.data == nil {
+	s := b.st()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p == nil {
 		return ErrDestroyed
 	}
-	if err := cProtect(b.data, readOnly); err != nil {
+	if err := cProtect(s.bytes(), readOnly); err != nil {
 		return protectError(readOnly, err)
 	}
 	return nil

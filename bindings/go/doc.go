@@ -19,7 +19,8 @@
 // standard library copy freely, though, and each of these puts the secret
 // into ordinary, swappable heap memory that is never wiped:
 //
-//   - string(b.Bytes()), and fmt.Sprintf/Printf of b.Bytes() in any verb;
+//   - string(b.Bytes()), and fmt.Sprintf/Printf of b.Bytes() in any verb
+//     (of the Buffer itself, fmt prints only the size: see Printing);
 //   - append(b.Bytes(), ...) (the slice is full, so append reallocates),
 //     bytes.Clone, copy into a Go slice, and []byte(s) of a string;
 //   - readers and writers that buffer: a bufio.Reader in front of r keeps
@@ -32,14 +33,25 @@
 // NewBufferFromReader and find it only in locked, non-dumpable mappings;
 // the same secret read with io.ReadAll is found outside them.
 //
+// # Printing
+//
+// fmt prints a Buffer or a *Buffer as its size, never its bytes, in every
+// verb and flag, alone or in a slice, map, interface or struct field:
+// secbuf.Buffer{size: 32}, or secbuf.Buffer{destroyed}.  Where fmt calls
+// no method (an unexported field of a struct, %w outside Errorf), it
+// prints an address, and %p prints that of the Buffer's Go handle.
+// Printing takes no lock: it is safe inside Do.  A Buffer is a handle, so
+// a copy (*b) prints the same and holds the same secret; a zero Buffer
+// is a destroyed one.
+//
 // # Lifetime
 //
-// Destroy frees a buffer; call it (defer b.Destroy()).  A buffer that is
-// no longer reachable is destroyed by a finalizer, as a safety net only:
-// like os.File's descriptor, a slice from Bytes does not keep its Buffer
-// alive, so a buffer whose last use is b.Bytes() may be finalized while
-// the slice is still read, and the read faults.  Keep b reachable while
-// its bytes are used (a deferred Destroy does, as does
+// Destroy frees a buffer; call it (defer b.Destroy()).  A buffer none of
+// whose handles is reachable is destroyed by a finalizer, as a safety net
+// only: like os.File's descriptor, a slice from Bytes does not keep its
+// Buffer alive, so a buffer whose last use is b.Bytes() may be finalized
+// while the slice is still read, and the read faults.  Keep b reachable
+// while its bytes are used (a deferred Destroy does, as does
 // runtime.KeepAlive(b)), or work inside Do.
 //
 // # Concurrency

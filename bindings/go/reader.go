@@ -15,7 +15,7 @@ func NewBufferFromReader(r io.Reader, size int, opts ...Option) (*Buffer, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.ReadFull(r, b.data); err != nil {
+	if _, err := io.ReadFull(r, b.s.bytes()); err != nil {
 		b.Destroy()
 		return nil, fmt.Errorf("secbuf: reading %d bytes: %w", size, err)
 	}
@@ -31,7 +31,7 @@ func NewBufferFromBytes(src []byte, opts ...Option) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	copy(b.data, src)
+	copy(b.s.bytes(), src)
 	for i := range src {
 		src[i] = 0
 	}
