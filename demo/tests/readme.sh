@@ -42,8 +42,8 @@ ok "everything the README installed is under the temporary HOME, user tools in b
 	test -x "$tmp/home/.local/sbin/secbufd" -a -x "$tmp/home/.local/bin/secbuf-audit" \
 	-a -x "$tmp/home/.local/bin/secbufctl" -a -s "$tmp/home/.local/lib/pkgconfig/secbuf.pc"
 
-# The first screen: what it is for, the comparison, no patch needed, the
-# three ways in; the kernel series' details below it.
+# The first screen: what it is for, the comparison, no patch needed, every
+# way in, what else one would use; the kernel series' details below it.
 sed -n '1,/^## Quick start/p' "$top/README.md" | sed '$d' >"$tmp/first"
 lines=$(wc -l <"$tmp/first")
 ok "the first screen, before the quick start, fits a screen ($lines lines, at most 45)" test "$lines" -le 45
@@ -54,14 +54,27 @@ ok "it leaves the series' details (munlock2, syscall numbers, Originally-by) to 
 	bash -c '! grep -qE "munlock2|syscalls 900|Originally-by" "$0"' "$tmp/first"
 # The README's anchors as GitHub makes them from the headings.
 anchors=$(sed -n 's/^##* //p' "$top/README.md" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 -]//g; s/ /-/g')
-for way in 'secbuf_alloc()' 'secbuf-run PROGRAM' 'secbufd'; do
-	line=$(grep -F -- "- **" "$tmp/first" | grep -F -m1 -- "$way" || true)
-	next=$(grep -A3 -F -- "$line" "$tmp/first" | grep -o '](#[a-z0-9-]*)' | head -1 | sed 's/^](#//; s/)$//')
-	ok "a way in: $way, with a link to its section (#${next:-none})" \
-		bash -c '[ -n "$0" ] && [ -n "$1" ] && grep -qx -- "$1" <<<"$2"' "$line" "$next" "$anchors"
+# Every way in: a row of the "Every way in" table, with a command and a
+# link to a section that exists.
+for way in 'secbuf_alloc()' 'secbuf-run openssl' 'nginx' 'secbuf.SecretBuffer' 'secbuf.NewBuffer' \
+	'SecretBuf::new' 'secbufd' 'secbuf-audit PID'; do
+	line=$(grep -F -- "| " "$tmp/first" | grep -F -m1 -- "$way" || true)
+	links=$(grep -o '](#[a-z0-9-]*)' <<<"$line" | sed 's/^](#//; s/)$//')
+	bad=0
+	for l in $links; do grep -qx -- "$l" <<<"$anchors" || bad=1; done
+	ok "a way in: $way, a command in backquotes and a link to its section (${links//$'\n'/ })" \
+		bash -c '[ -n "$0" ] && [ -n "$1" ] && [ "$2" = 0 ] && grep -q "\`" <<<"$0"' "$line" "$links" "$bad"
 done
+# The "instead of" table: what each alternative protects and misses.
+for alt in 'encrypted swap' 'swapoff' 'memory.swap.max=0' '| `sodium_malloc` |' "OpenSSL's secure arena" 'memguard'; do
+	cells=$(grep -F -- "| " "$tmp/first" | grep -F -m1 -- "$alt" | awk -F'|' '{ print NF - 2 }')
+	ok "instead of ${alt//|/}: a row with swap, core dump, forked child, freed memory, hibernation, lock budget ($cells cells)" \
+		test "${cells:-0}" -eq 7
+done
+ok "the lock budget in one sentence: the whole size is charged to RLIMIT_MEMLOCK" \
+	bash -c 'tr "\n" " " <"$0" | grep -qE "charges a buffer.s whole size to .RLIMIT_MEMLOCK"' "$tmp/first"
 
-# The comparison: four rows, each figure as bench/results/headline.md has it.
+# The comparison: three rows, each figure as bench/results/headline.md has it.
 headline=$top/bench/results/headline.md
 col() {	# col ROW-LABEL COLUMN: the headline table's figure
 	awk -F'|' -v row="$1" -v want="$2" '
@@ -70,7 +83,7 @@ col() {	# col ROW-LABEL COLUMN: the headline table's figure
 }
 rows=$(awk '/^\| 1 GiB buffer, 4 KiB of it used/ { t = 1; next } t && /^\|---/ { next }
 	t && /^\|/ { n++ } t && !/^\|/ { t = 0 } END { print n + 0 }' "$tmp/first")
-ok "the comparison has 4 rows ($rows)" test "$rows" -eq 4
+ok "the comparison has 3 rows ($rows)" test "$rows" -eq 3
 # readme_figure LABEL COLUMN-NUMBER: a row's figure in ms or kB (GiB -> kB)
 readme_figure() {
 	awk -F'|' -v label="$1" -v k="$2" 'index($2, label) {
@@ -78,7 +91,7 @@ readme_figure() {
 		if (v ~ /GiB$/) { sub(/GiB$/, "", v); v *= 1048576 } else sub(/(ms|kB)$/, "", v)
 		print v; exit }' "$tmp/first"
 }
-for pair in "**secbuf**:secbuf" "sodium_malloc:sodium_malloc" "secure heap:openssl_secure" "+:malloc+mlock"; do
+for pair in "**secbuf**:secbuf" "sodium_malloc:sodium_malloc" "secure heap:openssl_secure"; do
 	label=${pair%%:*} column=${pair#*:}
 	ms=$(readme_figure "$label" 3) kb=$(readme_figure "$label" 4)
 	hms=$(col "alloc + use + free, ms" "$column") hkb=$(col "peak locked resident, kB" "$column")
