@@ -5,8 +5,13 @@
  * hook to process/thread.c, and each part's purge to process/purge.c.  Before each allocation, the probe's answer
  * (which may still change while the lock budget is spent) and the key.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "init.h"
 
 static const struct sb_fork_hooks fork_hooks[] = {
@@ -25,14 +30,45 @@ static const struct sb_purge_hooks purge_packed = { sb_packed_purge, NULL };
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_err;
 
+/*
+ * SECBUF_CHECK_ON_EXIT=1, a debugging aid: every live buffer's canaries
+ * and every packed secret's guard bytes are checked when the process
+ * exits, so that an overflow into padding (which only a free would catch)
+ * of a buffer the program never frees is reported, and aborts.
+ */
+static void check_at_exit(void)
+{
+	sb_registry_check_all("at exit (SECBUF_CHECK_ON_EXIT): buffer");
+	sb_packed_check_all("at exit (SECBUF_CHECK_ON_EXIT): packed secret");
+}
+
+static int check_on_exit(void)
+{
+	const char *v = secure_getenv("SECBUF_CHECK_ON_EXIT");
+
+	if (!v || !strcmp(v, "0"))
+		return 0;
+	if (strcmp(v, "1")) {
+		char line[200];
+
+		snprintf(line, sizeof(line),
+			 "libsecbuf: %s[%d]: SECBUF_CHECK_ON_EXIT=%.40s: not 0 or 1; buffers are "
+			 "not checked at exit\n",
+			 program_invocation_short_name, (int)getpid(), v);
+		(void)!write(STDERR_FILENO, line, strlen(line));
+		return 0;
+	}
+	return atexit(check_at_exit) == 0 ? 0 : -1;
+}
+
 static void init(void)
 {
 	int saved = errno;
 
 	if (sb_fork_init(fork_hooks, sizeof(fork_hooks) / sizeof(fork_hooks[0])) < 0 ||
 	    sb_thread_on_exit(sb_packed_thread_exit) < 0 || sb_purge_register(&purge_guarded) < 0 ||
-	    sb_purge_register(&purge_packed) < 0)
-		init_err = errno;
+	    sb_purge_register(&purge_packed) < 0 || check_on_exit() < 0)
+		init_err = errno ? errno : ENOMEM;
 	errno = saved;
 }
 

@@ -95,6 +95,8 @@ SB_HIDDEN int sb_registry_holds(const void *p);
 SB_HIDDEN int sb_registry_live(const void *user, struct sb_meta *out);
 /* Purge hooks (process/purge.c): async-signal-safe, lock-free. */
 SB_HIDDEN void sb_registry_purge(void);
+/* Every live buffer's canaries checked (SECBUF_CHECK_ON_EXIT); aborts, naming fn, on the first bad one. */
+SB_HIDDEN void sb_registry_check_all(const char *fn);
 SB_HIDDEN int sb_registry_name_fault(const void *addr, struct sb_fault *f);
 SB_HIDDEN void sb_registry_fork_prepare(void);
 SB_HIDDEN void sb_registry_fork_parent(void);

@@ -324,6 +324,32 @@ void sb_registry_unpin(const void *user, const char *fn)
 	unlock();
 }
 
+/*
+ * The last buffers freed, for the crash handler to name a use after free:
+ * their mappings are gone, so a fault there is the program's use of a
+ * buffer it freed (unless the address was mapped again since, and then it
+ * would not fault).  Written under the lock, read without it, field by
+ * field: a torn record could only misname a crash, never cause one.
+ */
+#define FREED_RING 64
+static struct freed {
+	uintptr_t base, map_len, user, size;
+} freed_ring[FREED_RING];
+static unsigned int freed_next;
+
+static void remember_freed(const struct sb_meta *m)
+{
+	unsigned int i = freed_next;
+	struct freed *f = &freed_ring[i % FREED_RING];
+
+	__atomic_store_n(&freed_next, i + 1, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&f->base, (uintptr_t)m->region.base, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->map_len, m->region.map_len, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->user, (uintptr_t)m->user, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->size, m->size, __ATOMIC_RELAXED);
+}
+
 void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 {
 	struct slot *s;
@@ -341,6 +367,7 @@ void sb_registry_take(const void *user, struct sb_meta *out, const char *fn)
 		pthread_cond_wait(&unpinned, &reg_lock);
 	}
 	*out = s->m;
+	remember_freed(&s->m);
 	remove_slot(cur, s);
 	maybe_shrink();
 	unlock();
@@ -411,17 +438,65 @@ void sb_registry_purge(void)
 		pthread_mutex_unlock(&reg_lock);
 }
 
-/* Without the lock, like the purge: only the crash handler asks. */
+/*
+ * At exit, with the lock: no other call runs any more, or if one does it
+ * waits.  A buffer made no-access or read-only is made readable first:
+ * the process is ending, nothing relies on its protection any more.
+ */
+void sb_registry_check_all(const char *fn)
+{
+	lock();
+	for (size_t i = 0; cur && i < cur->cap; i++) {
+		const struct sb_meta *m = &cur->slot[i].m;
+
+		if (cur->slot[i].state != SLOT_LIVE || !m->region.data ||
+		    mprotect(m->region.data, m->region.data_len, PROT_READ) < 0)
+			continue;
+		sb_canary_check(m, fn);
+	}
+	unlock();
+}
+
+/* The newest freed buffer whose mapping held addr; 0 if none. */
+static int freed_holder(uintptr_t a, struct sb_fault *out)
+{
+	unsigned int next = __atomic_load_n(&freed_next, __ATOMIC_RELAXED);
+
+	for (unsigned int i = 1; i <= FREED_RING; i++) {
+		const struct freed *f = &freed_ring[(next - i) % FREED_RING];
+		uintptr_t base = __atomic_load_n(&f->base, __ATOMIC_RELAXED);
+
+		if (base && a - base < __atomic_load_n(&f->map_len, __ATOMIC_RELAXED)) {
+			out->user = (const void *)__atomic_load_n(&f->user, __ATOMIC_RELAXED);
+			out->size = __atomic_load_n(&f->size, __ATOMIC_RELAXED);
+			out->kind = SB_FAULT_FREED;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Without the lock, like the purge: only the crash handler asks.  A fault
+ * in a live buffer's guard page is an overflow or underflow; in its data,
+ * the protection secbuf_protect() set; outside every live buffer, in one
+ * freed since, a use after free.
+ */
 int sb_registry_name_fault(const void *addr, struct sb_fault *f)
 {
 	const struct slot *s = holder(__atomic_load_n(&cur, __ATOMIC_ACQUIRE), addr);
 	const unsigned char *a = addr;
 
-	if (!s || (a >= s->m.region.data && a < s->m.region.data + s->m.region.data_len))
-		return 0;
+	if (!s)
+		return freed_holder((uintptr_t)addr, f);
 	f->user = s->m.user;
 	f->size = s->m.size;
-	f->after = a >= s->m.region.data + s->m.region.data_len;
+	if (a >= s->m.region.data + s->m.region.data_len)
+		f->kind = SB_FAULT_OVERFLOW;
+	else if (a >= s->m.region.data)
+		f->kind = SB_FAULT_PROTECTED;
+	else
+		f->kind = SB_FAULT_UNDERFLOW;
 	return 1;
 }
 

@@ -412,6 +412,46 @@ void sb_packed_purge(void)
 	}
 }
 
+/* One slab's live secrets, their guard bytes checked (a parent's slab is not ours). */
+static void check_slab(const struct sb_slab *s, uintptr_t block, const char *fn)
+{
+	if (s->epoch != sb_key_epoch() || __atomic_load_n(&s->block, __ATOMIC_ACQUIRE) != block)
+		return;
+	for (unsigned int w = 0; w < SB_SLAB_WORDS; w++) {
+		uint64_t bits = __atomic_load_n(&s->live[w].bits, __ATOMIC_ACQUIRE);
+
+		while (bits) {
+			unsigned int i = w * 64 + __builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			if (i < s->nslots)
+				check_guards(s, i, s->region.data + SB_GUARD + (size_t)i * s->stride,
+					     s->info[i] & SB_INFO_SIZE, fn);
+		}
+	}
+}
+
+/* At exit (SECBUF_CHECK_ON_EXIT): every slab, under its pool's lock. */
+void sb_packed_check_all(const char *fn)
+{
+	for (size_t top = 0; top < SB_BLOCKMAP_TOP; top++) {
+		void **leaf = __atomic_load_n(&sb_slabmap.leaf[top], __ATOMIC_ACQUIRE);
+
+		for (size_t k = 0; leaf && k < SB_BLOCKMAP_LEAF; k++) {
+			struct sb_slab *s = __atomic_load_n(&leaf[k], __ATOMIC_ACQUIRE);
+			uintptr_t block = (top << SB_BLOCKMAP_LEAF_BITS | k) << SB_SLAB_SHIFT;
+			int locked;
+
+			if (!s)
+				continue;
+			locked = sb_pool_trylock(s);
+			check_slab(s, block, fn);
+			if (locked)
+				sb_pool_unlock(s);
+		}
+	}
+}
+
 /* ---- threads and fork ---- */
 
 void sb_packed_thread_exit(void)

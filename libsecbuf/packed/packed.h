@@ -28,6 +28,8 @@ SB_HIDDEN int sb_packed_is_live(const struct sb_slab *s, const void *p);
 SB_HIDDEN void sb_packed_thread_exit(void);
 /* Purge hook (process/purge.c): async-signal-safe, waits for no lock. */
 SB_HIDDEN void sb_packed_purge(void);
+/* Every live packed secret's guard bytes checked; aborts, naming fn, on the first bad one. */
+SB_HIDDEN void sb_packed_check_all(const char *fn);
 SB_HIDDEN void sb_packed_fork_child(void);
 
 #endif

@@ -54,10 +54,17 @@ SB_HIDDEN int sb_wipe_resident(unsigned char *start, size_t len);
  * a purge that takes no lock and calls only async-signal-safe functions,
  * and if it has guard pages, a way to name the buffer an address is in.
  */
+/* What a fault at an address hit, as far as the part that made it can tell. */
+enum sb_fault_kind {
+	SB_FAULT_OVERFLOW,  /* the guard page after a buffer */
+	SB_FAULT_UNDERFLOW, /* the guard page before it */
+	SB_FAULT_PROTECTED, /* its data, made read-only or no-access (secbuf_protect) */
+	SB_FAULT_FREED,	    /* a buffer freed since: a use after free */
+};
 struct sb_fault {
-	const void *user; /* the buffer whose guard page was hit */
+	const void *user; /* the buffer */
 	size_t size;
-	int after; /* the guard after it (an overflow), else before */
+	enum sb_fault_kind kind;
 };
 struct sb_purge_hooks {
 	void (*purge)(void);

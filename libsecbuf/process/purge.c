@@ -5,10 +5,10 @@
  * no lock and calls only async-signal-safe functions; each part's purge
  * wipes what it can reach without waiting.
  *
- * The crash handlers purge, say which guard page a fault hit, put back
- * the disposition they found and let the signal take its course: a fault
- * happens again on return, a sent signal is raised again, so core dumps
- * and exit statuses are what they would have been.
+ * The crash handlers purge, say what a fault hit (a guard page, a
+ * protected or a freed buffer), put back the disposition they found and
+ * raise the signal again, so core dumps and exit statuses are what they
+ * would have been.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,7 +49,7 @@ void sb_purge(void)
 
 /* A message without stdio or malloc: the heap may be what went wrong. */
 struct line {
-	char buf[256];
+	char buf[320];
 	size_t len;
 };
 
@@ -74,7 +74,26 @@ static void put_num(struct line *l, unsigned long v, unsigned int base)
 		l->buf[l->len++] = tmp[--n];
 }
 
-/* Say which buffer's guard page addr lies in, if one part knows it. */
+/* What each kind of fault hit, before the buffer's address, and what it was, after its size. */
+static const char *const fault_where[] = {
+	[SB_FAULT_OVERFLOW] = ": in the guard page after the buffer ",
+	[SB_FAULT_UNDERFLOW] = ": in the guard page before the buffer ",
+	[SB_FAULT_PROTECTED] = ": in the buffer ",
+	[SB_FAULT_FREED] = ": in the buffer ",
+};
+static const char *const fault_what[] = {
+	[SB_FAULT_OVERFLOW] = " bytes): a buffer overflow",
+	[SB_FAULT_UNDERFLOW] = " bytes): a buffer underflow",
+	[SB_FAULT_PROTECTED] = " bytes), read-only or no-access (secbuf_protect): a write to a "
+			       "read-only buffer, or a use of a no-access one",
+	[SB_FAULT_FREED] = " bytes), freed before: a use after free",
+};
+
+/*
+ * Say which buffer addr belongs to and what the access did wrong, if one
+ * part knows: the same diagnosis a debugger would give, which the purge
+ * that ran first made impossible to get any other way.
+ */
 static void name_fault(int sig, const void *addr)
 {
 	struct sb_fault f;
@@ -92,13 +111,12 @@ static void name_fault(int sig, const void *addr)
 	put_num(&l, (unsigned long)getpid(), 10);
 	put(&l, sig == SIGBUS ? "]: SIGBUS at " : "]: SIGSEGV at ");
 	put_num(&l, (unsigned long)addr, 16);
-	put(&l, f.after ? ": in the guard page after the buffer " :
-			  ": in the guard page before the buffer ");
+	put(&l, fault_where[f.kind]);
 	put_num(&l, (unsigned long)f.user, 16);
 	put(&l, " (");
 	put_num(&l, f.size, 10);
-	put(&l, f.after ? " bytes): a buffer overflow; every buffer was wiped\n" :
-			  " bytes): a buffer underflow; every buffer was wiped\n");
+	put(&l, fault_what[f.kind]);
+	put(&l, "; every buffer was wiped\n");
 	(void)!write(STDERR_FILENO, l.buf, l.len); /* dying either way */
 }
 
@@ -114,9 +132,14 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		if (fatal[i] == sig)
 			sigaction(sig, &before[i], NULL);
-	/* Sent (kill, raise, abort): again.  A fault happens again on return. */
-	if (si->si_code <= 0)
-		raise(sig);
+	/*
+	 * Again, pending until the handler returns.  A sent signal (kill,
+	 * raise, abort) needs it; so does a fault, which may not happen again
+	 * on return: the purge made every buffer writable to wipe it, so a
+	 * write to a read-only buffer would now go through and the program
+	 * run on.
+	 */
+	raise(sig);
 	errno = saved;
 }
 

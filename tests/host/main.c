@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 		{ "--explain-sandbox", explain_sandbox_main },
 		{ "--explain-no-kernel", explain_no_kernel_main },
 		{ "--free-one", free_one_main },
+		{ "--check-on-exit", check_on_exit_main },
 		{ "--busy-budget", busy_budget_main },
 		{ "--fork-signal", fork_signal_main },
 		{ "--name-refused", name_refused_main },

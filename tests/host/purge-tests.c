@@ -140,6 +140,119 @@ START_TEST(crash_handler_purges_and_reraises)
 }
 END_TEST
 
+/*
+ * The handler's diagnosis for the faults that are not in a guard page: a
+ * write to a read-only buffer, and a use of one freed before.  The same
+ * as the program would want without the purge: the buffer and its size.
+ */
+enum misfault { WRITE_READONLY, USE_NOACCESS, USE_AFTER_FREE };
+
+static void misfault_child(void *arg)
+{
+	volatile unsigned char *p = secbuf_alloc_flags(100, sbt_flags(0));
+
+	if (!p || secbuf_purge_on_crash(0) < 0)
+		_exit(3);
+	p[0] = 1;
+	switch (*(enum misfault *)arg) {
+	case WRITE_READONLY:
+		if (secbuf_protect((void *)p, SECBUF_READONLY) < 0)
+			_exit(4);
+		p[10] = 2;
+		break;
+	case USE_NOACCESS:
+		if (secbuf_protect((void *)p, SECBUF_NOACCESS) < 0)
+			_exit(4);
+		(void)p[10];
+		break;
+	case USE_AFTER_FREE:
+		secbuf_free((void *)p);
+		p[10] = 2;
+		break;
+	}
+	_exit(5);
+}
+
+START_TEST(crash_handler_names_protected_and_freed)
+{
+	static const struct {
+		enum misfault kind;
+		const char *says;
+	} cases[] = {
+		{ WRITE_READONLY, "(100 bytes), read-only or no-access (secbuf_protect): a write" },
+		{ USE_NOACCESS, "(100 bytes), read-only or no-access (secbuf_protect): a write" },
+		{ USE_AFTER_FREE, "(100 bytes), freed before: a use after free" },
+	};
+	char msg[512], fails[2048] = "";
+
+	sbt_need_method();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum misfault kind = cases[i].kind;
+		int st = sbt_child(misfault_child, &kind, msg, sizeof(msg));
+
+		msg[strcspn(msg, "\n")] = 0;
+		printf("# REPORT: fault %zu: status %#x %s\n", i, st, msg);
+		if (!sbt_signalled(st, SIGSEGV) || !strstr(msg, cases[i].says) ||
+		    !strstr(msg, "in the buffer 0x") || !strstr(msg, "every buffer was wiped"))
+			sbt_note(fails, sizeof(fails), "case %zu: status %#x, expected \"%s\": %s", i,
+				 st, cases[i].says, msg);
+	}
+	ck_assert_msg(!*fails, "%s", fails);
+}
+END_TEST
+
+/*
+ * An overflow into a buffer's padding faults nowhere and is caught only by
+ * its free: with SECBUF_CHECK_ON_EXIT=1 the exit checks every live buffer
+ * and aborts on it.  The mode: a 33-byte buffer (or a packed 33-byte
+ * secret) overflowed by one byte, never freed, then exit(0).
+ */
+int check_on_exit_main(void)
+{
+	const char *packed = getenv("SBT_PACKED");
+	unsigned char *p = secbuf_alloc_flags(33, sbt_flags(packed ? SECBUF_PACKED : 0));
+
+	if (!p)
+		return 2;
+	memset(p, 1, 33);
+	p[33] ^= 0x5a; /* the padding after the last byte */
+	return 0;
+}
+
+START_TEST(check_on_exit_reports_an_unfreed_overflow)
+{
+	static const struct {
+		const char *env, *says;
+		int packed;
+	} cases[] = {
+		{ "SECBUF_CHECK_ON_EXIT=0", NULL, 0 },
+		{ "SECBUF_CHECK_ON_EXIT=1", "at exit (SECBUF_CHECK_ON_EXIT): buffer(0x", 0 },
+		{ "SECBUF_CHECK_ON_EXIT=1", "at exit (SECBUF_CHECK_ON_EXIT): packed secret(0x", 1 },
+	};
+	char msg[1024], fails[2048] = "";
+
+	sbt_need_method();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct sbt_self se = { .mode = "--check-on-exit", .env = cases[i].env };
+		int st;
+
+		/* The child inherits the environment, and the mode reads SBT_PACKED. */
+		if (cases[i].packed)
+			setenv("SBT_PACKED", "1", 1);
+		st = sbt_run_self(&se, msg, sizeof(msg));
+		unsetenv("SBT_PACKED");
+		msg[strcspn(msg, "\n")] = 0;
+		printf("# REPORT: %s%s: status %#x %s\n", cases[i].env,
+		       cases[i].packed ? ", packed" : "", st, msg);
+		if (cases[i].says ? !sbt_signalled(st, SIGABRT) || !strstr(msg, cases[i].says) ||
+					    !strstr(msg, "padding after byte 33 is corrupted") :
+				    !sbt_exited_ok(st))
+			sbt_note(fails, sizeof(fails), "case %zu: status %#x: %s", i, st, msg);
+	}
+	ck_assert_msg(!*fails, "%s", fails);
+}
+END_TEST
+
 static volatile int stop;
 
 static void *churn(void *arg)
@@ -260,6 +373,8 @@ END_TEST
 
 const struct sbt_test purge_tests[] = {
 	SBT(purge_wipes_every_buffer),	 SBT(crash_handler_purges_and_reraises),
+	SBT(crash_handler_names_protected_and_freed),
+	SBT(check_on_exit_reports_an_unfreed_overflow),
 	SBT(purge_with_threads_running), SBT(purge_after_fork),
 	SBT(purge_at_exit_when_asked),	 SBT_END,
 };

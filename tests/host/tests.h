@@ -61,6 +61,7 @@ int explain_budget_main(void);
 int explain_sandbox_main(void);
 int explain_no_kernel_main(void);
 int free_one_main(void);	/* guard-tests.c */
+int check_on_exit_main(void);	/* purge-tests.c */
 int busy_budget_main(void);	/* harden-tests.c */
 int fork_signal_main(void);	/* harden-tests.c */
 int name_refused_main(void);	/* harden-tests.c */
