@@ -1,8 +1,9 @@
 //! SecretBuf, a byte buffer in secbuf memory, and FrozenBuf, the same
-//! buffer made read-only.
+//! buffer made read-only; the raw allocation and the fill that SecretBox
+//! builds on.
+use std::ffi::CStr;
 use std::fmt;
 use std::io::{self, Read};
-use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::slice;
 
@@ -10,19 +11,27 @@ use libc::{c_uint, c_void};
 
 use crate::error::{Error, Op};
 use crate::ffi;
-use crate::options::{raw_alloc, Options};
+use crate::options::Options;
 
 /// `len` bytes of secbuf memory: locked when touched, between guard pages
 /// (unless packed), out of core dumps, zeros in a forked child, wiped and
-/// unmapped on drop.  Reads and writes go through `Deref<Target = [u8]>`.
+/// unmapped on drop.  Reading and writing are explicit:
+/// [`SecretBuf::expose_secret`] and [`SecretBuf::expose_secret_mut`] lend
+/// the bytes as a slice, and nothing else does (no `Deref`, no `AsRef`),
+/// so that every place that touches the secret says so.
 ///
-/// Not `Clone` ([`SecretBuf::try_clone`] is the explicit copy), and its
-/// `Debug` shows the length only.  See the crate's documentation for what
-/// still copies the bytes out.
+/// Not `Clone` ([`SecretBuf::try_clone`] is the explicit copy, secbuf to
+/// secbuf), and its `Debug` shows the length only.  See the crate's
+/// documentation for what still copies the bytes out.
 ///
 /// ```compile_fail,E0599
 /// let a = secbuf::SecretBuf::new(32).unwrap();
 /// let b = a.clone(); // not Clone
+/// ```
+///
+/// ```compile_fail,E0599
+/// let a = secbuf::SecretBuf::new(32).unwrap();
+/// let v = a.to_vec(); // no Deref: a copy out is a.expose_secret().to_vec()
 /// ```
 ///
 /// A buffer cannot be used after its drop, nor dropped twice: the
@@ -58,20 +67,36 @@ impl SecretBuf {
     /// `EPERM` when the pages may not be locked.
     #[inline]
     pub fn new(len: usize) -> Result<SecretBuf, Error> {
-        Options::new().alloc(len)
+        SecretBuf::with_options(&Options::new(), len)
     }
 
-    /// The options of [`Options`], to chain: `SecretBuf::options().packed(true).alloc(32)`.
+    /// `len` zero bytes made with `opts`:
+    /// `SecretBuf::with_options(&Options::new().packed(true), 32)`.
     #[inline]
-    pub fn options() -> Options {
-        Options::new()
+    pub fn with_options(opts: &Options, len: usize) -> Result<SecretBuf, Error> {
+        let ptr = raw_alloc(len, opts.flags())?;
+        // SAFETY: ptr is a live secbuf allocation of len bytes, owned from here.
+        Ok(unsafe { SecretBuf::from_raw(ptr, len, opts.flags()) })
     }
 
     /// `len` bytes from `reader`, read straight into the buffer's memory
     /// (`read_exact`): no copy passes through the heap or the stack on the
     /// way, as long as the reader itself keeps none (a `BufReader` does).
+    /// An early end is an error (`UnexpectedEof`), and the buffer is freed,
+    /// wiped.
     pub fn from_reader<R: Read + ?Sized>(reader: &mut R, len: usize) -> Result<SecretBuf, Error> {
-        Options::new().read_from(reader, len)
+        SecretBuf::from_reader_with(&Options::new(), reader, len)
+    }
+
+    /// [`SecretBuf::from_reader`] into a buffer made with `opts`.
+    pub fn from_reader_with<R: Read + ?Sized>(
+        opts: &Options,
+        reader: &mut R,
+        len: usize,
+    ) -> Result<SecretBuf, Error> {
+        let mut buf = SecretBuf::with_options(opts, len)?;
+        fill(reader, buf.expose_secret_mut())?;
+        Ok(buf)
     }
 
     /// # Safety
@@ -80,6 +105,24 @@ impl SecretBuf {
     #[inline]
     pub(crate) unsafe fn from_raw(ptr: NonNull<u8>, len: usize, flags: c_uint) -> SecretBuf {
         SecretBuf { ptr, len, flags }
+    }
+
+    /// The bytes, to read: the one way to see them.  Whatever the caller
+    /// does with the slice (`to_vec()`, formatting it) is a copy the
+    /// buffer no longer protects.
+    #[inline]
+    pub fn expose_secret(&self) -> &[u8] {
+        // SAFETY: ptr holds len initialised bytes for as long as self lives.
+        unsafe { slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, to write in place (`copy_from_slice`, `fill`, a cipher's
+    /// output buffer).
+    #[inline]
+    pub fn expose_secret_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in expose_secret, and &mut self makes this the only
+        // reference.
+        unsafe { slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
     pub fn len(&self) -> usize {
@@ -116,7 +159,7 @@ impl SecretBuf {
         if unsafe { ffi::secbuf_stat(self.ptr.as_ptr() as *const c_void, &mut st) } < 0 {
             return Err(Error::new(Op::Stat, self.len, io::Error::last_os_error()));
         }
-        crate::method_name(st.lock_method)
+        method_name(st.lock_method)
     }
 
     /// Read-only from now on (`secbuf_protect`): a stray write faults.
@@ -144,35 +187,6 @@ impl SecretBuf {
     }
 }
 
-impl Deref for SecretBuf {
-    type Target = [u8];
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        // SAFETY: ptr holds len initialised bytes for as long as self lives.
-        unsafe { slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl DerefMut for SecretBuf {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in deref, and &mut self makes this the only reference.
-        unsafe { slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl AsRef<[u8]> for SecretBuf {
-    fn as_ref(&self) -> &[u8] {
-        self
-    }
-}
-
-impl AsMut<[u8]> for SecretBuf {
-    fn as_mut(&mut self) -> &mut [u8] {
-        self
-    }
-}
-
 impl Drop for SecretBuf {
     #[inline]
     fn drop(&mut self) {
@@ -192,8 +206,9 @@ impl fmt::Debug for SecretBuf {
     }
 }
 
-/// A [`SecretBuf`] made read-only by [`SecretBuf::freeze`]: `Deref` only;
-/// [`FrozenBuf::melt`] makes it writable again.  Dropping it frees it.
+/// A [`SecretBuf`] made read-only by [`SecretBuf::freeze`]: its bytes are
+/// read through [`FrozenBuf::expose_secret`] only; [`FrozenBuf::melt`]
+/// makes it writable again.  Dropping it frees it.
 pub struct FrozenBuf {
     buf: SecretBuf,
 }
@@ -206,18 +221,20 @@ impl FrozenBuf {
             Err(e) => Err((e, self)),
         }
     }
-}
 
-impl Deref for FrozenBuf {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.buf
+    /// The bytes, to read, as [`SecretBuf::expose_secret`].
+    #[inline]
+    pub fn expose_secret(&self) -> &[u8] {
+        self.buf.expose_secret()
     }
-}
 
-impl AsRef<[u8]> for FrozenBuf {
-    fn as_ref(&self) -> &[u8] {
-        self
+    pub fn len(&self) -> usize {
+        self.buf.len
+    }
+
+    /// Always false: secbuf has no empty buffers.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
     }
 }
 
@@ -227,4 +244,36 @@ impl fmt::Debug for FrozenBuf {
             .field("len", &self.buf.len)
             .finish_non_exhaustive()
     }
+}
+
+/// `secbuf_alloc_flags()`, its errno as an [`Error`].
+#[inline]
+pub(crate) fn raw_alloc(len: usize, flags: c_uint) -> Result<NonNull<u8>, Error> {
+    // SAFETY: any size and flags are valid input; failure is NULL and errno.
+    let p = unsafe { ffi::secbuf_alloc_flags(len, flags) };
+    NonNull::new(p.cast::<u8>())
+        .ok_or_else(|| Error::new(Op::Alloc, len, io::Error::last_os_error()))
+}
+
+/// `dst` filled with `read_exact`, its failure as an [`Error`] of `Op::Read`.
+pub(crate) fn fill<R: Read + ?Sized>(reader: &mut R, dst: &mut [u8]) -> Result<(), Error> {
+    let len = dst.len();
+    reader
+        .read_exact(dst)
+        .map_err(|e| Error::new(Op::Read, len, e))
+}
+
+/// The name of a lock method of libsecbuf.
+pub(crate) fn method_name(m: libc::c_int) -> Result<&'static str, Error> {
+    // SAFETY: the name is NULL or a static C string of libsecbuf.
+    let p = unsafe { ffi::secbuf_lock_method_name(m) };
+    if p.is_null() {
+        return Err(Error::new(
+            Op::LockMethod,
+            0,
+            io::Error::from_raw_os_error(libc::EINVAL),
+        ));
+    }
+    // SAFETY: non-NULL: a static, NUL-terminated ASCII name.
+    Ok(unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("?"))
 }

@@ -22,8 +22,10 @@ pub enum Op {
 
 /// A failed secbuf call.  [`Error::raw_os_error`] gives its errno
 /// (`EINVAL` for a size of 0, `ENOMEM` for one too large to map, `EAGAIN`
-/// or `EPERM` when memory may not be locked).  `io::Error::from` keeps its
-/// kind and message, and the `Error` itself as the inner error.
+/// or `EPERM` when memory may not be locked).  `Display` names the fix
+/// where there is one, and so does `Debug`, which prints the same message
+/// before the fields.  `io::Error::from` keeps its kind and message, and
+/// the `Error` itself as the inner error.
 pub struct Error {
     op: Op,
     size: usize,
@@ -95,9 +97,12 @@ impl fmt::Display for Error {
     }
 }
 
+/// The message of `Display`, fix included, then the fields: what `fn
+/// main() -> Result<(), secbuf::Error>` prints when it fails.
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
+            .field("message", &self.to_string())
             .field("op", &self.op)
             .field("size", &self.size)
             .field("source", &self.source)

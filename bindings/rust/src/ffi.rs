@@ -4,6 +4,12 @@
 //! binding against the C API.  A separate `-sys` crate would hold only
 //! these few lines, so it stays a module (`links = "secbuf"` still keeps
 //! two copies of the library out of one program).
+//!
+//! Memory from these calls may read as zeros at any time the program does
+//! not rule out: `secbuf_purge()` zeroes every live buffer, and a forked
+//! child sees the parent's buffers as zeros.  Code that keeps a Rust value
+//! there must choose a type for which zeros are valid, as [`crate::Pod`]
+//! does for `SecretBox`.
 use libc::{c_char, c_int, c_uint, c_void, size_t};
 
 pub const SECBUF_POPULATE: c_uint = 0x1;

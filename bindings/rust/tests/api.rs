@@ -34,11 +34,11 @@ fn new_is_zeroed_writable_and_sized() {
     let mut b = SecretBuf::new(100).unwrap();
     assert_eq!(b.len(), 100);
     assert!(!b.is_empty());
-    assert!(b.iter().all(|&x| x == 0));
-    b.copy_from_slice(&[7u8; 100]);
-    assert!(b.iter().all(|&x| x == 7));
+    assert!(b.expose_secret().iter().all(|&x| x == 0));
+    b.expose_secret_mut().copy_from_slice(&[7u8; 100]);
+    assert!(b.expose_secret().iter().all(|&x| x == 7));
     assert_eq!(
-        b.as_ptr() as usize % 16,
+        b.expose_secret().as_ptr() as usize % 16,
         0,
         "secbuf promises 16-byte alignment"
     );
@@ -51,18 +51,33 @@ fn size_zero_is_einval_with_a_message() {
     assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     assert_eq!(e.op(), Op::Alloc);
     assert!(e.to_string().contains("at least one byte"), "{}", e);
-    assert!(SecretBuf::options().packed(true).alloc(0).is_err());
+    assert!(SecretBuf::with_options(&Options::new().packed(true), 0).is_err());
     assert!(SecretBuf::from_reader(&mut io::empty(), 0).is_err());
+}
+
+#[test]
+fn debug_of_an_error_names_the_fix_as_display_does() {
+    // What `fn main() -> Result<(), secbuf::Error>` prints is the Debug.
+    let e = SecretBuf::new(0).unwrap_err();
+    let (display, debug) = (e.to_string(), format!("{:?}", e));
+    assert!(display.contains("at least one byte"), "{}", display);
+    assert!(debug.contains(&display), "{} lacks {}", debug, display);
+    assert!(
+        debug.contains("op: Alloc") && debug.contains("size: 0"),
+        "{}",
+        debug
+    );
+    assert!(format!("{:#?}", e).contains("at least one byte"));
 }
 
 #[test]
 fn size_max_is_an_error_not_a_crash() {
     for opts in [
         Options::new(),
-        *Options::new().packed(true),
-        *Options::new().secret(true).best_effort(true),
+        Options::new().packed(true),
+        Options::new().secret(true).best_effort(true),
     ] {
-        let e = opts.alloc(usize::MAX).unwrap_err();
+        let e = SecretBuf::with_options(&opts, usize::MAX).unwrap_err();
         assert!(e.raw_os_error().is_some(), "{:?}", e);
         assert!(e.to_string().contains(&usize::MAX.to_string()), "{}", e);
     }
@@ -75,7 +90,7 @@ fn size_max_is_an_error_not_a_crash() {
 fn from_reader_fills_exactly_and_fails_on_short_input() {
     let mut src: &[u8] = b"0123456789abcdef-rest";
     let b = SecretBuf::from_reader(&mut src, 16).unwrap();
-    assert_eq!(&b[..], b"0123456789abcdef");
+    assert_eq!(b.expose_secret(), b"0123456789abcdef");
     assert_eq!(src, b"-rest", "read past the buffer");
 
     let e = SecretBuf::from_reader(&mut &b"short"[..], 32).unwrap_err();
@@ -103,9 +118,10 @@ fn from_reader_fills_exactly_and_fails_on_short_input() {
 #[test]
 fn debug_never_shows_the_bytes() {
     let mut b = SecretBuf::new(4).unwrap();
-    b.copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+    b.expose_secret_mut()
+        .copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
     let mut k = SecretBox::<[u8; 4]>::zeroed().unwrap();
-    *k = [0xde, 0xad, 0xbe, 0xef];
+    *k.expose_secret_mut() = [0xde, 0xad, 0xbe, 0xef];
     let frozen = b.try_clone().unwrap().freeze().unwrap();
     for s in [
         format!("{:?}", b),
@@ -122,51 +138,57 @@ fn debug_never_shows_the_bytes() {
 
 #[test]
 fn try_clone_copies_into_a_second_buffer() {
-    let mut a = SecretBuf::options().packed(true).alloc(32).unwrap();
-    a.copy_from_slice(&[9; 32]);
+    let mut a = SecretBuf::with_options(&Options::new().packed(true), 32).unwrap();
+    a.expose_secret_mut().copy_from_slice(&[9; 32]);
     let b = a.try_clone().unwrap();
-    assert_eq!(&a[..], &b[..]);
-    assert_ne!(a.as_ptr(), b.as_ptr());
+    assert_eq!(a.expose_secret(), b.expose_secret());
+    assert_ne!(a.expose_secret().as_ptr(), b.expose_secret().as_ptr());
     assert!(b.is_packed());
+    let mut k = SecretBox::<[u64; 2]>::zeroed_with(&Options::new().packed(true)).unwrap();
+    *k.expose_secret_mut() = [1, 2];
+    let c = k.try_clone().unwrap();
+    assert_eq!(c.expose_secret(), &[1, 2]);
+    assert_ne!(c.expose_secret().as_ptr(), k.expose_secret().as_ptr());
 }
 
 #[test]
 fn freeze_makes_the_pages_read_only_and_melt_writable() {
     let mut b = SecretBuf::new(4096).unwrap();
-    b[0] = 42;
-    let addr = b.as_ptr() as usize;
+    b.expose_secret_mut()[0] = 42;
+    let addr = b.expose_secret().as_ptr() as usize;
     assert!(perms_at(addr).starts_with("rw"));
     let frozen = b.freeze().unwrap();
     assert_eq!(perms_at(addr), "r--p");
-    assert_eq!(frozen[0], 42);
+    assert_eq!(frozen.expose_secret()[0], 42);
+    assert_eq!(frozen.len(), 4096);
     let mut b = frozen.melt().unwrap();
     assert!(perms_at(addr).starts_with("rw"));
-    b[1] = 1;
+    b.expose_secret_mut()[1] = 1;
 }
 
 #[test]
 fn packed_buffers_cannot_be_frozen_and_come_back() {
-    let mut b = SecretBuf::options().packed(true).alloc(32).unwrap();
+    let packed = Options::new().packed(true);
+    let mut b = SecretBuf::with_options(&packed, 32).unwrap();
     assert!(b.is_packed());
-    b[31] = 5;
+    b.expose_secret_mut()[31] = 5;
     let (e, b) = b.freeze().unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
     assert_eq!(e.op(), Op::Protect);
-    assert_eq!(b[31], 5);
+    assert_eq!(b.expose_secret()[31], 5);
     // Larger than SECBUF_PACKED_MAX: a guarded buffer after all.
-    assert!(!SecretBuf::options()
-        .packed(true)
-        .alloc(4096)
-        .unwrap()
-        .is_packed());
+    assert!(!SecretBuf::with_options(&packed, 4096).unwrap().is_packed());
 }
 
 #[test]
 fn many_packed_keys_share_pages() {
     let keys: Vec<SecretBuf> = (0..20_000)
-        .map(|_| SecretBuf::options().packed(true).alloc(32).unwrap())
+        .map(|_| SecretBuf::with_options(&Options::new().packed(true), 32).unwrap())
         .collect();
-    let mut pages: Vec<usize> = keys.iter().map(|k| k.as_ptr() as usize / 4096).collect();
+    let mut pages: Vec<usize> = keys
+        .iter()
+        .map(|k| k.expose_secret().as_ptr() as usize / 4096)
+        .collect();
     pages.sort_unstable();
     pages.dedup();
     assert!(
@@ -179,11 +201,11 @@ fn many_packed_keys_share_pages() {
 
 #[test]
 fn secret_tier_is_secretmem_or_a_clear_enosys() {
-    match SecretBuf::options().secret(true).alloc(64) {
+    match SecretBuf::with_options(&Options::new().secret(true), 64) {
         Ok(mut b) => {
             assert_eq!(b.lock_method().unwrap(), "secretmem");
-            b[63] = 1;
-            assert_eq!(b[63], 1);
+            b.expose_secret_mut()[63] = 1;
+            assert_eq!(b.expose_secret()[63], 1);
         }
         Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
             assert!(e.to_string().contains("memfd_secret"), "{}", e);
@@ -191,11 +213,7 @@ fn secret_tier_is_secretmem_or_a_clear_enosys() {
         }
         Err(e) => panic!("{}", e),
     }
-    let b = SecretBuf::options()
-        .secret(true)
-        .best_effort(true)
-        .alloc(64)
-        .unwrap();
+    let b = SecretBuf::with_options(&Options::new().secret(true).best_effort(true), 64).unwrap();
     assert!(b.lock_method().is_ok());
 }
 
@@ -213,39 +231,40 @@ fn lock_method_is_named() {
 #[test]
 fn secret_box_holds_a_key_in_place() {
     let mut k = SecretBox::<[u8; 32]>::zeroed().unwrap();
-    assert_eq!(*k, [0; 32]);
-    k[5] = 3;
-    assert_eq!(k[5], 3);
+    assert_eq!(k.expose_secret(), &[0; 32]);
+    k.expose_secret_mut()[5] = 3;
+    assert_eq!(k.expose_secret()[5], 3);
     let r = SecretBox::<[u64; 4]>::from_reader(&mut &[1u8; 32][..]).unwrap();
-    assert_eq!(r[3], u64::from_ne_bytes([1; 8]));
+    assert_eq!(r.expose_secret()[3], u64::from_ne_bytes([1; 8]));
     assert_eq!(
         SecretBox::<u128>::from_reader(&mut &[0u8; 3][..])
             .unwrap_err()
             .kind(),
         io::ErrorKind::UnexpectedEof
     );
-    let p = Options::new().packed(true).alloc_box::<[u32; 8]>().unwrap();
-    assert_eq!(p.as_ptr() as usize % std::mem::align_of::<u32>(), 0);
+    let packed = Options::new().packed(true);
+    let p = SecretBox::<[u32; 8]>::zeroed_with(&packed).unwrap();
+    assert_eq!(
+        p.expose_secret().as_ptr() as usize % std::mem::align_of::<u32>(),
+        0
+    );
+    let w = SecretBox::<u128>::from_reader_with(&packed, &mut &[2u8; 16][..]).unwrap();
+    assert_eq!(*w.expose_secret(), u128::from_ne_bytes([2; 16]));
+    assert_eq!(
+        w.expose_secret() as *const u128 as usize % std::mem::align_of::<u128>(),
+        0
+    );
 }
 
 #[test]
-fn secret_box_new_moves_any_copy_value_in() {
-    #[derive(Clone, Copy, PartialEq, Debug)]
-    struct Keys {
-        enc: [u8; 16],
-        mac: [u8; 16],
-        rotated: bool,
-    }
-    let v = Keys {
-        enc: [1; 16],
-        mac: [2; 16],
-        rotated: true,
-    };
-    let mut b = SecretBox::new(v).unwrap();
-    assert_eq!(*b, v);
-    b.rotated = false;
-    assert!(!b.rotated);
-    assert!(!format!("{:?}", b).contains("rotated"));
+fn secret_box_new_moves_an_integer_value_in() {
+    let mut b = SecretBox::new([[1u8; 16], [2u8; 16]]).unwrap();
+    assert_eq!(b.expose_secret()[1], [2; 16]);
+    b.expose_secret_mut()[1] = [3; 16];
+    assert_eq!(b.expose_secret()[1][15], 3);
+    let n = SecretBox::with_options(&Options::new().packed(true), -7i64).unwrap();
+    assert_eq!(*n.expose_secret(), -7);
+    assert!(!format!("{:?}", n).contains('7'));
 }
 
 fn assert_send_sync<T: Send + Sync>() {}
@@ -256,26 +275,28 @@ fn eight_threads_allocate_share_and_free() {
     assert_send_sync::<SecretBox<[u8; 32]>>();
     let shared = Arc::new({
         let mut b = SecretBuf::new(4096).unwrap();
-        b.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8);
+        b.expose_secret_mut()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = i as u8);
         b.freeze().unwrap()
     });
     let workers: Vec<_> = (0..8u8)
         .map(|t| {
             let shared = Arc::clone(&shared);
-            let mine = SecretBuf::options().packed(t % 2 == 0).alloc(48).unwrap();
+            let mine = SecretBuf::with_options(&Options::new().packed(t % 2 == 0), 48).unwrap();
             thread::spawn(move || {
                 let mut mine = mine; // made in the main thread, used and freed here
-                mine.iter_mut().for_each(|x| *x = t);
+                mine.expose_secret_mut().fill(t);
                 for round in 0..2000usize {
-                    let mut b = SecretBuf::options()
-                        .packed(round % 2 == 0)
-                        .alloc(1 + round % 300)
-                        .unwrap();
-                    b.iter_mut().for_each(|x| *x = t);
-                    assert!(b.iter().all(|&x| x == t));
-                    assert_eq!(shared[round % 4096], (round % 4096) as u8);
+                    let opts = Options::new().packed(round % 2 == 0);
+                    let mut b = SecretBuf::with_options(&opts, 1 + round % 300).unwrap();
+                    b.expose_secret_mut().fill(t);
+                    assert!(b.expose_secret().iter().all(|&x| x == t));
+                    let i = round % 4096;
+                    assert_eq!(shared.expose_secret()[i], i as u8);
                 }
-                assert!(mine.iter().all(|&x| x == t));
+                assert!(mine.expose_secret().iter().all(|&x| x == t));
             })
         })
         .collect();

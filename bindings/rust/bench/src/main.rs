@@ -16,7 +16,7 @@ use std::os::unix::io::FromRawFd;
 use std::ptr::{self, NonNull};
 use std::time::Instant;
 
-use secbuf::{ffi, SecretBuf};
+use secbuf::{ffi, Options, SecretBuf};
 
 const SECRET: usize = 32;
 const GIB: usize = 1 << 30;
@@ -71,9 +71,7 @@ fn alloc(kind: Alloc, size: usize) -> Option<Held> {
     };
     match kind {
         Binding => SecretBuf::new(size).ok().map(Held::Buf),
-        BindingPacked => SecretBuf::options()
-            .packed(true)
-            .alloc(size)
+        BindingPacked => SecretBuf::with_options(&Options::new().packed(true), size)
             .ok()
             .map(Held::Buf),
         CApi => c(0),
@@ -86,7 +84,7 @@ fn alloc(kind: Alloc, size: usize) -> Option<Held> {
 /// Write `n` bytes at the start, as a program storing a key would.
 fn touch(h: &mut Held, n: usize) {
     match h {
-        Held::Buf(b) => b[..n].fill(0x5a),
+        Held::Buf(b) => b.expose_secret_mut()[..n].fill(0x5a),
         // SAFETY: the allocation holds at least n bytes.
         Held::Raw(p) => unsafe { ptr::write_bytes(*p as *mut u8, 0x5a, n) },
         // SAFETY: as above.

@@ -13,7 +13,7 @@ use std::process::exit;
 use std::thread::sleep;
 use std::time::Duration;
 
-use secbuf::SecretBuf;
+use secbuf::{Options, SecretBuf};
 
 const KEYS: usize = 64;
 const KEY: usize = 32;
@@ -62,13 +62,11 @@ fn main() {
     let mut held = Vec::new();
     for _ in 0..KEYS {
         let k = SecretBuf::from_reader(&mut urandom, KEY).unwrap_or_else(|e| bail(&e.to_string()));
-        keep("rust-secbuf", &k);
+        keep("rust-secbuf", k.expose_secret());
         held.push(k);
-        let p = SecretBuf::options()
-            .packed(true)
-            .read_from(&mut urandom, KEY)
+        let p = SecretBuf::from_reader_with(&Options::new().packed(true), &mut urandom, KEY)
             .unwrap_or_else(|e| bail(&e.to_string()));
-        keep("rust-packed", &p);
+        keep("rust-packed", p.expose_secret());
         held.push(p);
     }
     // The control: a Vec per key, each on a page of its own so that

@@ -122,7 +122,8 @@ pub struct Hits {
 
 /// Every place of the needle in this process's anonymous and heap memory.
 pub fn scan(needle: &Needle) -> Hits {
-    let mut scratch = SecretBuf::new(1 << 20).expect("scratch buffer");
+    let mut buf = SecretBuf::new(1 << 20).expect("scratch buffer");
+    let scratch = buf.expose_secret_mut();
     let own = (
         scratch.as_ptr() as u64,
         scratch.as_ptr() as u64 + scratch.len() as u64,
@@ -164,6 +165,6 @@ pub fn scan(needle: &Needle) -> Hits {
             at += (got - (LEN - 1)) as u64;
         }
     }
-    scratch.iter_mut().for_each(|b| *b = 0);
+    scratch.fill(0);
     hits
 }
