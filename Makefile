@@ -264,6 +264,7 @@ bench-audit: deps-bench lib
 install: lib
 	$(MAKE) -C libsecbuf install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@mk/after-install "$(PREFIX)" "$(DESTDIR)"
 
 # The Debian packages libsecbuf1, libsecbuf-dev, secbufd and secbuf-tools,
 # built from the committed tree into build/deb/, then lintian and a check

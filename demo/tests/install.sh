@@ -97,6 +97,13 @@ ok "the audit's unit writes secbuf.prom into Debian's textfile directory, with t
 	 grep -qx "ReadWritePaths=$1" "$0" && grep -qx "ConditionPathIsDirectory=$1" "$0"' \
 	"$aunit" /var/lib/prometheus/node-exporter
 
+ex=$dest/usr/share/doc/secbuf/examples/nginx-secbuf.conf
+ok "the nginx unit drop-in is in PREFIX/share/doc/secbuf/examples, preloading the installed drop-in" bash -c \
+	'grep -qx "Environment=LD_PRELOAD=/usr/lib/libsecbuf-openssl.so" "$1" &&
+	 grep -q "cp /usr/share/doc/secbuf/examples/nginx-secbuf.conf" "$1" &&
+	 grep -qx "Environment=LD_BIND_NOW=1" "$1" && ! grep -q "[$]LIB" "$1"' _ "$ex"
+ok "a DESTDIR install says nothing of ldconfig or mandb (a package's staging tree)" bash -c \
+	'! make -s -C "$1" install DESTDIR="$2" PREFIX=/usr 2>&1 | grep -q "ldconfig\|mandb"' _ "$top" "$dest"
 ok "make uninstall with the same DESTDIR and PREFIX" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr
 left=$(cd "$dest" 2>/dev/null && find . ! -type d)
 ok "after uninstall no file is left in DESTDIR${left:+ (left: $(echo $left))}" test -z "$left"
@@ -116,7 +123,9 @@ ok "uninstall keeps the directories it found (${left})" \
 # where the unit says they are: install into a real prefix for it.
 prefix=$tmp/prefix
 # The textfile directory is the installer's choice too.
-make -s -C "$top" install PREFIX="$prefix" TEXTFILE_DIR="$tmp/textfile" >/dev/null 2>&1
+make -s -C "$top" install PREFIX="$prefix" TEXTFILE_DIR="$tmp/textfile" >"$tmp/install.out" 2>&1
+ok "make install to a user's prefix says how programs find the library and man -k the pages" bash -c \
+	'grep -q "LD_LIBRARY_PATH=$1/lib" "$2" && grep -q "mandb -q --user-db" "$2"' _ "$prefix" "$tmp/install.out"
 for u in secbufd.service secbufd.socket secbuf-audit-textfile.service secbuf-audit-textfile.timer; do
 	vout=$(MANPATH=$prefix/share/man systemd-analyze verify "$prefix/lib/systemd/system/$u" 2>&1)
 	ok "systemd-analyze verify accepts $u: no error, no warning" test $? -eq 0 -a -z "$vout"
