@@ -16,7 +16,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <secbuf.h>
 
@@ -24,6 +25,8 @@
  * Bumped in the child of every fork(): a buffer made before it is not the
  * child's (the library aborts on its use there, and a SECBUF_SECRET
  * buffer is not even mapped), so the child may neither touch nor free it.
+ * A pthread_atfork handler, so that every fork() counts, os.fork() or not;
+ * what os.fork() does besides for the parent's views is after_fork_child().
  */
 static unsigned long fork_generation;
 
@@ -32,55 +35,96 @@ static void forked_child(void)
 	fork_generation++;
 }
 
-typedef struct {
+typedef struct SecretBuffer {
 	PyObject ob_base; /* PyObject_HEAD, spelt out for clang-format */
 	void *data;	  /* NULL once closed */
 	Py_ssize_t size;
 	Py_ssize_t exports; /* memoryviews and other buffer users alive */
 	unsigned flags;
 	unsigned long generation;
+	struct SecretBuffer *prev, *next; /* open_buffers, while data is set */
 } SecretBuffer;
+
+/*
+ * Every open buffer, so that a forked child can find those that views
+ * still point into.  Linked and unlinked with the GIL held, which
+ * os.fork() holds across fork(): the child's copy is whole.
+ */
+static SecretBuffer *open_buffers;
+
+static void link_open(SecretBuffer *self)
+{
+	self->prev = NULL;
+	self->next = open_buffers;
+	if (open_buffers)
+		open_buffers->prev = self;
+	open_buffers = self;
+}
+
+static void unlink_open(SecretBuffer *self)
+{
+	if (self->prev)
+		self->prev->next = self->next;
+	else
+		open_buffers = self->next;
+	if (self->next)
+		self->next->prev = self->prev;
+	self->prev = self->next = NULL;
+}
 
 static PyObject *SecbufError;
 static PyObject *CopyWarning;
 
 /*
- * secbuf.Error(errno, message): the message says what was asked and,
- * where it can, what would fix it.  An OSError subclass, so that errno is
+ * secbuf.Error(errno, message): an OSError subclass, so that errno is
  * there to test, without OSError's remapping (EAGAIN is not a
- * BlockingIOError here).
+ * BlockingIOError here).  The message is libsecbuf's own where it has one
+ * (secbuf_last_failure(), secbuf_lock_reason()): the same words, and the
+ * same figures, as a C caller gets.
  */
-static PyObject *raise_errno(int err, const char *what)
+static PyObject *raise_error(int err, const char *message)
 {
-	char limit[64] = "unlimited", text[512];
-	const char *fix = "";
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		snprintf(limit, sizeof(limit), "%llu kB", (unsigned long long)rl.rlim_cur / 1024);
-	if (err == EAGAIN || err == EPERM)
-		fix = "RLIMIT_MEMLOCK is %s: raise it with ulimit -l or LimitMEMLOCK=, or pass "
-		      "best_effort=True";
-	else if (err == ENOMEM)
-		fix = "too large, or over vm.max_map_count or RLIMIT_MEMLOCK (%s)";
-	else if (err == ENOSYS)
-		fix = "no secret memory here: memfd_secret needs secretmem.enable=1 before Linux "
-		      "6.5%s; or pass best_effort=True";
-	int n = snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
-
-	if (*fix && n > 0 && (size_t)n < sizeof(text)) {
-		char more[256];
-
-		snprintf(more, sizeof(more), fix, err == ENOSYS ? "" : limit);
-		snprintf(text + n, sizeof(text) - n, " (%s)", more);
-	}
-	PyObject *args = Py_BuildValue("(is)", err, text);
+	PyObject *args = Py_BuildValue("(is)", err, message);
 
 	if (args) {
 		PyErr_SetObject(SecbufError, args);
 		Py_DECREF(args);
 	}
 	return NULL;
+}
+
+/* A call that failed with errno err and nothing more to say than strerror. */
+static PyObject *raise_errno(int err, const char *what)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
+	return raise_error(err, text);
+}
+
+/*
+ * This thread's failed allocation, as the library explains it
+ * ("secbuf_alloc_flags(67108864): ENOMEM: RLIMIT_MEMLOCK is 8192 kB, 4 kB
+ * are locked already, 65536 kB more were needed; raise it: ..."), the C
+ * flag it may suggest named as Python spells it.  errno alone if the
+ * library had no words for it.
+ */
+static PyObject *raise_alloc_failure(int err, const char *explained, Py_ssize_t size)
+{
+	static const char flag[] = "SECBUF_BEST_EFFORT";
+	char text[1024], what[64];
+	const char *at = strstr(explained, flag);
+
+	if (!*explained) {
+		snprintf(what, sizeof(what), "SecretBuffer(%zd)", size);
+		return raise_errno(err, what);
+	}
+	if (!at)
+		return raise_error(err, explained);
+	at += sizeof(flag) - 1;
+	snprintf(text, sizeof(text), "%.*s (best_effort=True)%s", (int)(at - explained), explained,
+		 at);
+	return raise_error(err, text);
 }
 
 /* NULL with ValueError unless the buffer is open and this process's. */
@@ -172,13 +216,16 @@ static PyObject *make_buffer(PyTypeObject *type, PyObject *size_obj, unsigned fl
 		PyEval_RestoreThread(ts);
 	}
 	if (!data) {
-		char what[64];
+		/* In this thread, before anything else here can allocate. */
+		char explained[768];
 
+		if (secbuf_last_failure(explained, sizeof(explained)) != err)
+			explained[0] = 0; /* not this failure's words: errno alone */
 		Py_DECREF(self);
-		snprintf(what, sizeof(what), "SecretBuffer(%zd)", size);
-		return raise_errno(err, what);
+		return raise_alloc_failure(err, explained, size);
 	}
 	self->data = data;
+	link_open(self);
 	return (PyObject *)self;
 }
 
@@ -289,8 +336,11 @@ static void release_data(SecretBuffer *self)
 {
 	void *data = self->data;
 
+	if (!data)
+		return;
 	self->data = NULL;
-	if (!data || self->generation != fork_generation)
+	unlink_open(self);
+	if (self->generation != fork_generation)
 		return;
 	if (is_packed(self->size, self->flags)) {
 		secbuf_free(data);
@@ -579,12 +629,192 @@ static PyTypeObject SecretBufferType = {
 	.tp_vectorcall = SecretBuffer_vectorcall,
 };
 
+/* ---- os.fork(): the parent's views in the child ---- */
+
+static size_t page_size;
+static PyTypeObject *managed_buffer_type; /* what memoryview(x) keeps x's export in */
+
+/*
+ * Readable zero pages where a buffer of the parent was, in the child, for
+ * whatever still holds its address (ctypes, a memoryview that cannot be
+ * released): the child reads zeros there and never faults.  What the
+ * library left there is never used again in the child: its guarded and
+ * packed memory as zeros (MADV_WIPEONFORK: already readable, mprotect() is
+ * a no-op), and secret memory (or any, on a kernel without WIPEONFORK) as
+ * a PROT_NONE placeholder (sb_region_hold_dropped()), made readable here,
+ * or as a hole, filled here.  A hole only: MAP_FIXED_NOREPLACE never
+ * replaces a mapping.
+ */
+static void zeros_under(uintptr_t start, uintptr_t end)
+{
+	size_t len = end - start;
+
+	if (mprotect((void *)start, len, PROT_READ | PROT_WRITE) == 0)
+		return;
+	if (errno == ENOMEM) { /* not all of it mapped */
+		void *p = mmap((void *)start, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (p == (void *)start)
+			return;
+		/* Before Linux 4.17 NOREPLACE is a hint: not where we asked. */
+		if (p != MAP_FAILED && munmap(p, len) < 0)
+			return; /* nothing better to do in a child's fork hook */
+	}
+	if (len > page_size)
+		for (uintptr_t a = start; a < end; a += page_size)
+			zeros_under(a, a + page_size);
+}
+
+/*
+ * Release every memoryview of these buffers: any use of one then raises
+ * ValueError ("operation forbidden on released memoryview object").
+ * CPython offers no list of an object's views; the garbage collector
+ * finds them, as the referrers of the managed buffers that refer to the
+ * SecretBuffers.  A view whose own buffer is exported (to a PickleBuffer,
+ * say) refuses release() with BufferError: it stays, and reads zeros.
+ * gc.freeze()d views are not searched, and stay so too.
+ */
+static int release_views(PyObject *bufs)
+{
+	PyObject *gc = PyImport_ImportModule("gc"), *referrers = NULL, *mbufs = NULL;
+	PyObject *refs = NULL, *views = NULL;
+	int ret = -1;
+
+	if (!gc || !(referrers = PyObject_GetAttrString(gc, "get_referrers")) ||
+	    !(refs = PyObject_Call(referrers, bufs, NULL)) || !(mbufs = PyList_New(0)))
+		goto out;
+	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(refs); i++) {
+		PyObject *r = PyList_GET_ITEM(refs, i);
+
+		if (Py_TYPE(r) == managed_buffer_type && PyList_Append(mbufs, r) < 0)
+			goto out;
+	}
+	Py_SETREF(mbufs, PyList_AsTuple(mbufs));
+	if (!mbufs || !(views = PyObject_Call(referrers, mbufs, NULL)))
+		goto out;
+	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(views); i++) {
+		PyObject *v = PyList_GET_ITEM(views, i), *r;
+		int ours = 0;
+
+		if (!PyMemoryView_Check(v))
+			continue;
+		/* Compared, never followed: a view released already may dangle. */
+		for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(bufs); j++)
+			ours |= PyMemoryView_GET_BASE(v) == PyTuple_GET_ITEM(bufs, j);
+		if (!ours)
+			continue;
+		r = PyObject_CallMethod(v, "release", NULL);
+		if (r)
+			Py_DECREF(r);
+		else if (PyErr_ExceptionMatches(PyExc_BufferError))
+			PyErr_Clear(); /* exported from the view itself: it stays, reading zeros */
+		else
+			goto out;
+	}
+	ret = 0;
+out:
+	Py_XDECREF(views);
+	Py_XDECREF(refs);
+	Py_XDECREF(mbufs);
+	Py_XDECREF(referrers);
+	Py_XDECREF(gc);
+	return ret;
+}
+
+/*
+ * os.fork()'s after_in_child hook: no Python code of the child has run
+ * yet, and every open buffer is the parent's.  A view of one made before
+ * fork() holds a raw pointer into memory that is not the child's: zeros
+ * for a guarded or packed buffer, nothing at all (SIGSEGV) for a secret
+ * one.  So, for each buffer with exports: zero pages under it first, so
+ * that nothing can fault, then its memoryviews released, so that they
+ * raise ValueError as the buffer itself does.  The walk of the heap is
+ * paid by a child whose parent had views alive at fork(), and no other.
+ */
+static PyObject *after_fork_child(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
+{
+	Py_ssize_t n = 0, i = 0;
+	PyObject *bufs;
+	int ret;
+
+	for (SecretBuffer *b = open_buffers; b; b = b->next) {
+		uintptr_t start = (uintptr_t)b->data & ~(uintptr_t)(page_size - 1);
+		uintptr_t end = ((uintptr_t)b->data + b->size + page_size - 1) &
+				~(uintptr_t)(page_size - 1);
+
+		if (b->exports == 0 || b->generation == fork_generation)
+			continue;
+		zeros_under(start, end);
+		n++;
+	}
+	if (n == 0)
+		Py_RETURN_NONE;
+	bufs = PyTuple_New(n);
+	if (!bufs)
+		return NULL;
+	for (SecretBuffer *b = open_buffers; b && i < n; b = b->next)
+		if (b->exports > 0 && b->generation != fork_generation)
+			PyTuple_SET_ITEM(bufs, i++, Py_NewRef(b));
+	ret = release_views(bufs);
+	Py_DECREF(bufs);
+	if (ret < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef after_fork_child_def = { "_after_fork_child", after_fork_child, METH_NOARGS,
+					    "secbuf's os.register_at_fork(after_in_child=) hook." };
+
+/* after_fork_child() as os.fork()'s hook; what memoryview keeps its export in. */
+static int watch_fork(void)
+{
+	static char probe_byte;
+	PyObject *probe = PyMemoryView_FromMemory(&probe_byte, 1, PyBUF_READ);
+	PyObject *os, *hook = NULL, *reg = NULL, *args = NULL, *kw = NULL, *r = NULL;
+
+	if (!probe)
+		return -1;
+	managed_buffer_type = Py_TYPE(((PyMemoryViewObject *)probe)->mbuf); /* a static type */
+	Py_DECREF(probe);
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	os = PyImport_ImportModule("os");
+	if (os && (hook = PyCFunction_New(&after_fork_child_def, NULL)) &&
+	    (reg = PyObject_GetAttrString(os, "register_at_fork")) && (args = PyTuple_New(0)) &&
+	    (kw = Py_BuildValue("{s:O}", "after_in_child", hook)))
+		r = PyObject_Call(reg, args, kw);
+	Py_XDECREF(r);
+	Py_XDECREF(kw);
+	Py_XDECREF(args);
+	Py_XDECREF(reg);
+	Py_XDECREF(hook);
+	Py_XDECREF(os);
+	return r ? 0 : -1;
+}
+
+/* ---- the module ---- */
+
+/*
+ * secbuf_lock_method() is the method the probe settled on.  When RLIMIT_
+ * MEMLOCK refused lock-on-fault (ulimit -l 0, or the budget spent), that
+ * is mlock, and the same limit refuses mlock too: an allocation now fails,
+ * or with best_effort=True is not locked at all.  lock_method() says what
+ * an allocation gets, so 'none' then; secbuf_lock_reason() is the
+ * library's word for it, for whichever method.
+ */
 static PyObject *lock_method(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
 {
 	int m = secbuf_lock_method();
 
-	if (m < 0)
-		return raise_errno(errno, "secbuf_lock_method");
+	if (m < 0) {
+		int err = errno;
+		char why[512];
+
+		secbuf_lock_reason(why, sizeof(why));
+		return raise_error(err, why);
+	}
+	if (m != SECBUF_LOCK_NONE && secbuf_lock_reason(NULL, 0) == SECBUF_REASON_LIMIT)
+		m = SECBUF_LOCK_NONE;
 	return PyUnicode_FromString(secbuf_lock_method_name(m));
 }
 
@@ -596,8 +826,11 @@ static PyObject *purge(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored)
 
 static PyMethodDef module_methods[] = {
 	{ "lock_method", lock_method, METH_NOARGS,
-	  "The process's lock method: 'maplockonfault', 'mlock2', 'mlock' or\n"
-	  "'none'.  secbuf.Error if SECBUF_LOCK names a method this kernel lacks." },
+	  "How an allocation made now is locked: 'maplockonfault', 'mlock2',\n"
+	  "'mlock' (eager: populate=True buffers only, others are refused) or\n"
+	  "'none' (nothing is: allocations are refused unless best_effort=True,\n"
+	  "as under ulimit -l 0 without CAP_IPC_LOCK).  secbuf.Error, with the\n"
+	  "library's reason, if SECBUF_LOCK names a method this kernel lacks." },
 	{ "purge", purge, METH_NOARGS, "Zero every live buffer of the process (they stay open)." },
 	{ NULL, NULL, 0, NULL },
 };
@@ -620,6 +853,8 @@ PyMODINIT_FUNC PyInit__secbuf(void)
 		PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
 		return NULL;
 	}
+	if (watch_fork() < 0)
+		return NULL;
 	m = PyModule_Create(&module);
 	if (!m)
 		return NULL;
