@@ -13,12 +13,15 @@
 
 #include "audit.h"
 #include "escape.h"
+#include "key/key.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: secbuf-audit [--all | --range START-END] [--json] PID\n"
 		"       secbuf-audit --host [--format=text|json|prometheus] [--output FILE]\n"
+		"       secbuf-audit --key FILE... [--secret-file FILE...] [--json] [PID...] [--self]\n"
+		"                    [--core FILE...] [--image FILE...] [--swap [AREA...]]\n"
 		"  Audits the secbuf memory of PID: pages resident, locked, swapped (pagemap)\n"
 		"  and unevictable (/proc/kpageflags, root only).  Secbuf memory is every mapping\n"
 		"  named " SECBUF_VMA_NAME " or with VmFlags dd and wf (secbuf's signature, which\n"
@@ -31,8 +34,18 @@ static void usage(FILE *f)
 		"               kind and state; processes that vanish or cannot be read are counted\n"
 		"  --format=prometheus  (--host) node_exporter's textfile format, summed by name\n"
 		"  --output FILE        (--host) replace FILE whole (temporary file, then rename)\n"
+		"  --key FILE   where is this private key (PEM or DER: PKCS#8, PKCS#1, SEC1; RSA,\n"
+		"               EC, Ed25519, X25519)?  Searches the present pages of each PID,\n"
+		"               never faulting one in, and says each copy's mapping, encoding and\n"
+		"               class: protected (locked and not dumpable) or exposed\n"
+		"  --secret-file FILE  the same for the raw bytes of FILE (16 bytes or more)\n"
+		"  --self       (--key) the audit's own memory: it holds its patterns masked\n"
+		"  --core FILE, --image FILE  (--key) search a core dump, or any file, whole\n"
+		"  --swap       (--key) search every active swap area, and each AREA named after it\n"
 		"  -h, --help     this text;  -V, --version  print the version\n"
 		"Exit status: 0 clean, 1 a page is swapped or evictable, 2 error, 3 nothing audited.\n"
+		"With --key: 0 every copy protected or none found, 1 a copy exposed, 2 error (a key\n"
+		"that cannot be read, a target that cannot be opened), 3 nothing audited.\n"
 		"A page counts as locked when kpageflags says MLOCKED or UNEVICTABLE (the kernel\n"
 		"sets the unevictable bit through a per-CPU batch, so it can lag mlock); without\n"
 		"kpageflags, when it is resident in a VM_LOCKED mapping.\n");
@@ -64,10 +77,17 @@ int main(int argc, char **argv)
 					      { "format", required_argument, NULL, 'f' },
 					      { "host", no_argument, NULL, 'H' },
 					      { "output", required_argument, NULL, 'o' },
+					      { "key", required_argument, NULL, 'k' },
+					      { "secret-file", required_argument, NULL, 's' },
+					      { "core", required_argument, NULL, 'c' },
+					      { "image", required_argument, NULL, 'i' },
+					      { "swap", no_argument, NULL, 'w' },
+					      { "self", no_argument, NULL, 'S' },
 					      { "help", no_argument, NULL, 'h' },
 					      { "version", no_argument, NULL, 'V' },
 					      { 0 } };
 	struct audit_opts o = { 0 };
+	static struct key_args keys; /* static: still reachable on every early return */
 	char bad[300] = "", *end, c;
 	const char *why;
 	int opt, host = 0;
@@ -107,6 +127,24 @@ int main(int argc, char **argv)
 		case 'o':
 			o.output = optarg;
 			break;
+		case 'k':
+		case 's':
+		case 'c':
+		case 'i':
+			if (key_arg_add(&keys,
+					opt == 'k' ? KEY_ARG_KEY :
+					opt == 's' ? KEY_ARG_SECRET :
+					opt == 'c' ? KEY_ARG_CORE :
+						     KEY_ARG_IMAGE,
+					optarg) < 0)
+				snprintf(bad, sizeof(bad), "out of memory");
+			break;
+		case 'w':
+			keys.swap = 1;
+			break;
+		case 'S':
+			keys.self = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_CLEAN;
@@ -124,13 +162,21 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (!bad[0] && (why = conflict(&o, host, argc - optind)))
+	if (!bad[0] &&
+	    (why = key_args_given(&keys) ? key_args_conflict(&keys, &o, host, argc - optind) :
+					   conflict(&o, host, argc - optind)))
 		snprintf(bad, sizeof(bad), "%s", why);
 	/* One line that names the fault, not the whole usage. */
 	if (bad[0])
 		return audit_error(&o, host ? -1 : 0, "%s; try secbuf-audit --help", bad);
 	if (host)
 		return audit_host(&o);
+	if (key_args_given(&keys)) {
+		int rc = audit_key(&keys, &o, argc - optind, argv + optind);
+
+		free(keys.list);
+		return rc;
+	}
 	errno = 0;
 	pid = strtol(argv[optind], &end, 10);
 	if (errno || *end || pid <= 0 || pid > 0x7fffffff)
