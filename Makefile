@@ -260,10 +260,17 @@ bench-audit: deps-bench lib
 	@bench/audit-scale
 
 # The library (with header, pkg-config file and man pages), the demo's
-# programs with their man pages, and the systemd unit.
+# programs with their man pages, the systemd unit, and the Python binding
+# for PYTHON where it looks for PREFIX's packages (pip install, built
+# against the library just installed).  PYTHON is Debian's /usr/bin/python3
+# when there is one (without pip, setuptools, wheel or Python.h, a line says
+# the binding was skipped); PYTHON= installs no binding.
+PYTHON ?= $(wildcard /usr/bin/python3)
 install: lib
 	$(MAKE) -C libsecbuf install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(if $(PYTHON),$(MAKE) -C bindings/python install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHON=$(PYTHON) \
+		$(if $(filter file,$(origin PYTHON)),PYTHON_OPTIONAL=1))
 	@mk/after-install "$(PREFIX)" "$(DESTDIR)"
 
 # The Debian packages libsecbuf1, libsecbuf-dev, secbufd and secbuf-tools,
@@ -280,6 +287,7 @@ check-debian: deps deps-debian
 
 # Removes exactly what install put there (the same PREFIX and DESTDIR).
 uninstall:
+	$(if $(PYTHON),$(MAKE) -C bindings/python uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHON=$(PYTHON))
 	$(MAKE) -C libsecbuf uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C demo uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
