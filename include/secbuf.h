@@ -190,7 +190,9 @@ int secbuf_lock_reason(char *buf, size_t len);
  * with its fix: for a lock refused, RLIMIT_MEMLOCK, what is locked
  * already and what was needed ("secbuf_alloc(16777216): ENOMEM: ...
  * RLIMIT_MEMLOCK is 8192 kB, 0 kB are locked already, 16388 kB more were
- * needed; raise it: ulimit -l, or LimitMEMLOCK= ...").  Returns that
+ * needed (mlock2: ENOMEM); raise it: ulimit -l, or LimitMEMLOCK= ...").
+ * The need is what the refused call asked for: a packed secret's whole
+ * slab, a buffer's pages with its canary's.  Returns that
  * failure's errno, or 0 (and "no failure") if this thread had none.
  * The limit and what was locked are those of the moment it failed.
  */

@@ -46,15 +46,17 @@ static int check_on_exit(void)
 {
 	const char *v = secure_getenv("SECBUF_CHECK_ON_EXIT");
 
-	if (!v || !strcmp(v, "0"))
+	if (!v || !*v || !strcmp(v, "0"))
 		return 0;
 	if (strcmp(v, "1")) {
-		char line[200];
+		char line[200], shown[36];
 
+		/* One line, as the drop-ins say a bad value (dropin/common/env.c). */
 		snprintf(line, sizeof(line),
-			 "libsecbuf: %s[%d]: SECBUF_CHECK_ON_EXIT=%.40s: not 0 or 1; buffers are "
-			 "not checked at exit\n",
-			 program_invocation_short_name, (int)getpid(), v);
+			 "libsecbuf: %s[%d]: SECBUF_CHECK_ON_EXIT=\"%s\" is neither 1 nor 0 (or "
+			 "empty): buffers are not checked at exit\n",
+			 program_invocation_short_name, (int)getpid(),
+			 sb_shown(shown, sizeof(shown), v));
 		(void)!write(STDERR_FILENO, line, strlen(line));
 		return 0;
 	}
@@ -116,9 +118,13 @@ static int ready_slow(unsigned flags)
 
 int sb_ready(unsigned flags)
 {
+	/* The refusals noted from here on are this allocation's. */
+	sb_refusal_clear();
 	if (!__builtin_expect(__atomic_load_n(&settled, __ATOMIC_RELAXED) && sb_key_epoch(), 1) &&
-	    ready_slow(flags) < 0)
+	    ready_slow(flags) < 0) {
+		sb_report_failure(0, flags);
 		return -1;
+	}
 	return flags & SECBUF_INHERIT ? sb_key_inherit() : 0;
 }
 

@@ -19,6 +19,7 @@ static void *alloc(size_t size, unsigned flags)
 {
 	if (size == 0 || (flags & ~ALL_FLAGS) ||
 	    (flags & (SECBUF_SECRET | SECBUF_INHERIT)) == (SECBUF_SECRET | SECBUF_INHERIT)) {
+		sb_refusal_clear(); /* an earlier allocation's refusal is not this failure's */
 		errno = EINVAL;
 		return NULL;
 	}
@@ -31,8 +32,10 @@ static void *alloc(size_t size, unsigned flags)
 
 /*
  * This thread's last failed allocation, with the lock budget of that
- * moment; the words are made when asked for.  Small, as the other
- * initial-exec TLS: static TLS is scarce once the library is dlopen()ed.
+ * moment and the refused call, if a refusal made it fail; the words are
+ * made when asked for, by the diagnosis the drop-ins use too
+ * (os/explain.c).  Small, as the other initial-exec TLS: static TLS is
+ * scarce once the library is dlopen()ed.
  */
 static __thread struct {
 	const char *call;
@@ -40,6 +43,7 @@ static __thread struct {
 	unsigned flags;
 	int err;
 	struct sb_lockroom room;
+	struct sb_refusal refusal;
 } last __attribute__((tls_model("initial-exec")));
 static int debug_printed;
 
@@ -47,20 +51,20 @@ static int debug_printed;
 static void explain(char *buf, size_t len)
 {
 	const char *name = strerrorname_np(last.err);
+	int call = last.refusal.call;
 	size_t at;
 	int n;
 
 	n = snprintf(buf, len, "%s(%zu): %s: ", last.call, last.size, name ? name : "error");
 	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
-	if ((last.flags & SECBUF_SECRET) && last.err == ENOSYS) {
-		snprintf(buf + at, len - at,
-			 "memfd_secret failed: no secret memory here (before "
-			 "Linux 6.5 boot with secretmem.enable=1); SECBUF_BEST_EFFORT falls back");
-	} else if (sb_lock_refused(last.err) && sb_caps()->method >= 0) {
-		sb_explain_refusal(&last.room, last.err, last.size, buf, len, &at);
-		snprintf(buf + at, len - at, "; or SECBUF_BEST_EFFORT for unlocked memory");
-	} else if (last.err == EINVAL && (last.size == 0 || (last.flags & ~ALL_FLAGS))) {
+	if (last.err == EINVAL && (last.size == 0 || (last.flags & ~ALL_FLAGS))) {
 		snprintf(buf + at, len - at, "%s", last.size ? "unknown flags" : "size 0");
+	} else if (call != SB_CALL_NONE) {
+		sb_diagnose(&last.refusal, &last.room, buf, len, &at);
+		snprintf(buf + at, len - at, "%s",
+			 call == SB_CALL_MEMFD_SECRET || call == SB_CALL_SECRET_MMAP ?
+				 "; SECBUF_BEST_EFFORT falls back to locked memory" :
+				 "; or SECBUF_BEST_EFFORT for unlocked memory");
 	} else if (sb_lock_unavailable(last.err) || last.err == EOPNOTSUPP || last.err == EINVAL) {
 		snprintf(buf + at, len - at, "%s",
 			 last.err == EOPNOTSUPP ? "no lazy lock: " : "no lock method: ");
@@ -74,7 +78,7 @@ static void explain(char *buf, size_t len)
 static void note_failure(const char *call, size_t size, unsigned flags)
 {
 	const char *debug = secure_getenv("SECBUF_DEBUG");
-	char line[600];
+	char line[700];
 	int err = errno;
 
 	last.call = call;
@@ -82,6 +86,7 @@ static void note_failure(const char *call, size_t size, unsigned flags)
 	last.flags = flags;
 	last.err = err;
 	sb_lockroom(&last.room);
+	sb_refusal_of(flags, err, &last.refusal);
 	if (debug && strcmp(debug, "1") == 0 &&
 	    !__atomic_exchange_n(&debug_printed, 1, __ATOMIC_RELAXED)) {
 		memcpy(line, "libsecbuf: ", 11);

@@ -36,6 +36,15 @@ static inline void sb_leave(void)
 	sb_running_call = NULL;
 }
 
+/*
+ * report.c: a failed allocation of size bytes (0: refused before its size
+ * mattered, at the key's page) with flags, handed with its errno to the
+ * one listener, if one was set (the drop-ins').  errno is kept.
+ */
+typedef void (*sb_failure_fn)(size_t size, unsigned flags, int err);
+SB_HIDDEN void sb_report_to(sb_failure_fn fn);
+SB_HIDDEN void sb_report_failure(size_t size, unsigned flags);
+
 /* count.c: live secrets and their bytes, process-wide; zero in a forked child. */
 SB_HIDDEN void sb_count_add(size_t bytes);
 SB_HIDDEN void sb_count_sub(size_t bytes);

@@ -43,8 +43,10 @@ void *sb_alloc_guarded(size_t size, unsigned flags, size_t align, size_t region_
 		return NULL;
 	}
 	if (map(&m.region, round_up(round_up(size, align) + SB_CANARY_SIZE, page),
-		region_align > page ? region_align : page, flags) < 0)
+		region_align > page ? region_align : page, flags) < 0) {
+		sb_report_failure(size, flags);
 		return NULL;
+	}
 	sb_walk_prepare(m.region.data_len);
 	/* Flush against the trailing guard, rounded down to the alignment. */
 	m.user = (unsigned char *)((uintptr_t)(m.region.data + m.region.data_len - size) &

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include "os/abi.h"
 #include "guarded.h"
 
 int sb_region_method(unsigned flags)
@@ -43,7 +42,7 @@ static int map_data(struct sb_region *r, unsigned flags)
 	if (r->method == SECBUF_LOCK_SECRETMEM)
 		return sb_secret_map(r->data, r->data_len);
 	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT &&
-	    mmap(r->data, r->data_len, prot, mflags | MAP_LOCKONFAULT, -1, 0) != MAP_FAILED)
+	    sb_map_lockonfault(r->data, r->data_len) == 0)
 		return 0;
 	if (r->method == SECBUF_LOCK_MAP_LOCKONFAULT) {
 		if (!(flags & SECBUF_BEST_EFFORT) || !sb_lock_refused(errno))

@@ -53,6 +53,36 @@ SB_HIDDEN extern size_t sb_pagesize; /* caps->page, for hot paths once caps are 
 SB_HIDDEN long long sb_status_field(const char *field, int base);
 
 /*
+ * refusal.c: the lock this thread was refused in the allocation under
+ * way, one per tier (the locks, the secret tier), as the kernel call saw
+ * it: the bytes it was asked for (a 248 kB slab for a 32-byte secret)
+ * and its errno.  The calls that lock note it (lock.c, secret.c); init.c
+ * clears it as each allocation starts.
+ */
+enum sb_call {
+	SB_CALL_NONE, /* nothing was refused */
+	SB_CALL_MLOCK2,
+	SB_CALL_MLOCK,
+	SB_CALL_MAP_LOCKONFAULT,
+	SB_CALL_MEMFD_SECRET, /* the secret tier: the file itself */
+	SB_CALL_SECRET_MMAP,  /* ... and its mapping, charged to RLIMIT_MEMLOCK */
+};
+struct sb_refusal {
+	int call; /* SB_CALL_* */
+	int err;
+	size_t len; /* bytes the call was to lock or map */
+};
+SB_HIDDEN void sb_refusal_note(int call, int err, size_t len);
+SB_HIDDEN void sb_refusal_clear(void);
+/* The secret tier's (secret) or the locks' refusal into *f: 1, or 0 if none. */
+SB_HIDDEN int sb_refusal_get(int secret, struct sb_refusal *f);
+/*
+ * The refusal that made an allocation with flags fail with err, into *f:
+ * 1, or 0 (f->call SB_CALL_NONE) if it did not fail for a refused lock.
+ */
+SB_HIDDEN int sb_refusal_of(unsigned flags, int err, struct sb_refusal *f);
+
+/*
  * explain.c: why the method is what it is, and why a lock was refused,
  * with the fix.  Text is appended at *at in buf (len bytes, always
  * terminated); the return is a SECBUF_REASON_*.
@@ -64,9 +94,22 @@ struct sb_lockroom {
 	int seccomp;	     /* Seccomp: of /proc/self/status (2: a filter) */
 };
 SB_HIDDEN void sb_lockroom(struct sb_lockroom *r);
-SB_HIDDEN int sb_explain_refusal(const struct sb_lockroom *r, int err, size_t need, char *buf,
-				 size_t len, size_t *at);
+/*
+ * The one diagnosis of a refusal, for secbuf_last_failure(),
+ * secbuf_lock_reason() and the drop-ins' messages alike: the cause from
+ * what the call answered and what it asked for (f), held against the
+ * room of r, and its fix.  f->call SB_CALL_NONE with f->err 0: no call of
+ * this thread was refused (memory another thread found unlockable), and
+ * f->len is the most that was asked for.
+ */
+SB_HIDDEN int sb_diagnose(const struct sb_refusal *f, const struct sb_lockroom *r, char *buf,
+			  size_t len, size_t *at);
 SB_HIDDEN int sb_explain_method(char *buf, size_t len);
+/*
+ * What the environment holds, made fit for one line of a message:
+ * printable ASCII, at most cap - 4 bytes and "..." if cut.  Returns dst.
+ */
+SB_HIDDEN char *sb_shown(char *dst, size_t cap, const char *value);
 
 /*
  * locked.c: the bytes of this process's mappings with secbuf's signature
@@ -76,10 +119,13 @@ SB_HIDDEN int sb_explain_method(char *buf, size_t len);
 SB_HIDDEN int sb_smaps_totals(size_t *mapped_bytes, size_t *locked_bytes);
 
 /*
- * lock.c: lock a range with a method, after it is mapped (MAP_LOCKONFAULT
- * ranges were locked by mmap itself), and undo a lock that failed part-way.
- * 0, or -1 with errno.
+ * lock.c: map a range over start locked on fault (MAP_FIXED,
+ * MAP_LOCKONFAULT: the maplockonfault method's lock), or lock a range
+ * with a method after it is mapped (nothing for maplockonfault), and undo
+ * a lock that failed part-way.  0, or -1 with errno; a refusal is noted
+ * (refusal.c).
  */
+SB_HIDDEN int sb_map_lockonfault(void *start, size_t len);
 SB_HIDDEN int sb_lock_range(void *start, size_t len, int method);
 SB_HIDDEN int sb_unlock_range(void *start, size_t len);
 /*
@@ -92,7 +138,8 @@ SB_HIDDEN int sb_relock_range(void *start, size_t len, int method);
 /*
  * secret.c: map len bytes of a new memfd_secret file over start (MAP_FIXED,
  * MAP_SHARED): the secret-memory tier.  0, or -1 with errno (ENOSYS: no
- * secret memory in this kernel, or not enabled at boot).
+ * secret memory in this kernel, or not enabled at boot; EAGAIN: over
+ * RLIMIT_MEMLOCK), the failure noted (refusal.c).
  */
 SB_HIDDEN int sb_secret_map(void *start, size_t len);
 

@@ -27,13 +27,16 @@ int sb_secret_map(void *start, size_t len)
 {
 	int fd = syscall(SYS_memfd_secret, O_CLOEXEC), err;
 
-	if (fd < 0)
+	if (fd < 0) {
+		sb_refusal_note(SB_CALL_MEMFD_SECRET, errno, len);
 		return -1;
+	}
 	/* The mapping keeps the file; the descriptor is not needed after it. */
 	if (ftruncate(fd, len) < 0 ||
 	    mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
 		err = errno;
 		close(fd);
+		sb_refusal_note(SB_CALL_SECRET_MMAP, err, len);
 		errno = err;
 		return -1;
 	}

@@ -289,8 +289,10 @@ void *sb_packed_alloc(size_t size, unsigned flags)
 	struct sb_slab *s;
 	unsigned char *p;
 
-	if (method < 0 || !(t = thread_bins()) || !(p = take(t, cls, flags, method)))
+	if (method < 0 || !(t = thread_bins()) || !(p = take(t, cls, flags, method))) {
+		sb_report_failure(size, flags);
 		return NULL;
+	}
 	s = sb_slab_of(p);
 	i = sb_slab_index(s, (uintptr_t)p - sb_slab_first(p));
 	if (__atomic_fetch_or(&s->live[i / 64].bits, 1ull << (i % 64), __ATOMIC_ACQ_REL) &

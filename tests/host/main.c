@@ -39,6 +39,8 @@ int main(int argc, char **argv)
 		{ "--explain-budget", explain_budget_main },
 		{ "--explain-sandbox", explain_sandbox_main },
 		{ "--explain-no-kernel", explain_no_kernel_main },
+		{ "--explain-packed", explain_packed_main },
+		{ "--explain-secret-limit", explain_secret_limit_main },
 		{ "--free-one", free_one_main },
 		{ "--check-on-exit", check_on_exit_main },
 		{ "--busy-budget", busy_budget_main },

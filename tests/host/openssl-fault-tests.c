@@ -3,7 +3,10 @@
  * ours goes to libcrypto's CRYPTO_free(), misuse aborts with libsecbuf's
  * message, and a refused lock (nobody under a 64 KiB RLIMIT_MEMLOCK, or
  * a seccomp filter on mlock2) gives one warning, or with SECBUF_STRICT=1
- * a NULL, never silently unlocked keys.
+ * a NULL, never silently unlocked keys.  Either way the drop-in says why,
+ * with the cause the kernel gave (a packed secret's whole slab against
+ * the limit, the secret tier's limit apart from its absence), since
+ * OpenSSL says only "malloc failure".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,10 +17,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include "openssl-tests.h"
 
 #ifndef MAP_LOCKONFAULT
@@ -357,6 +363,26 @@ int ossl_strict_main(void)
 	return 0;
 }
 
+/* Two packed secrets: handed out (exit 0), or strict, both refused (exit their errno). */
+int ossl_packed_main(void)
+{
+	const char *strict = getenv("SECBUF_STRICT");
+	void *p, *q;
+	int err;
+
+	errno = 0;
+	p = OPENSSL_secure_malloc(32);
+	err = errno;
+	q = OPENSSL_secure_malloc(32);
+	if (strict && *strict)
+		return p || q ? 100 : err;
+	if (!p || !q)
+		return 2;
+	OPENSSL_secure_free(p);
+	OPENSSL_secure_free(q);
+	return 0;
+}
+
 static void nobody_64k(void)
 {
 	struct rlimit rl = { 64 * 1024, 64 * 1024 };
@@ -426,6 +452,205 @@ START_TEST(mlock2_refused_by_seccomp)
 }
 END_TEST
 
+/* A slab of packed secrets: 256 KiB with its two guard pages, which are not locked. */
+static long slab_kb(void)
+{
+	return (long)((256 * 1024 - 2 * sbt_page()) / 1024);
+}
+
+/*
+ * As nobody under 64 KiB: a 32-byte secret needs a 248 kB slab, which
+ * the limit cannot hold.  The warning says that (the limit, the slab's
+ * kB), not "a sandbox ... SystemCallFilter=@memlock"; strict, the
+ * refusal is one line with the allocation's size.
+ */
+START_TEST(small_limit_names_the_slab)
+{
+	struct sbt_self se = { .mode = "--packed", .before_exec = nobody_64k };
+	char msg[2048], need[64];
+	int st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from RLIMIT_MEMLOCK");
+	sbt_need_root();
+	sbt_need_no_valgrind("valgrind's own mappings count against RLIMIT_MEMLOCK");
+	snprintf(need, sizeof(need), "%ld kB more were needed", slab_kb());
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit 2: not handed out): %s", st, msg);
+	ck_assert_msg(ossl_count(msg, "warning") == 1 && strstr(msg, "NOT locked") &&
+			      strstr(msg, "RLIMIT_MEMLOCK is 64 kB") && strstr(msg, need) &&
+			      !strstr(msg, "sandbox") && !strstr(msg, "SystemCallFilter"),
+		      "want the limit and %s: %s", need, msg);
+	se.env = "SECBUF_STRICT=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && (WEXITSTATUS(st) == ENOMEM || WEXITSTATUS(st) == EAGAIN),
+		      "strict: status %#x (want exit ENOMEM or EAGAIN): %s", st, msg);
+	ck_assert_msg(ossl_count(msg, "\n") == 1 &&
+			      strstr(msg, "CRYPTO_secure_malloc() of 32 bytes refused "
+					  "(SECBUF_STRICT=1)") &&
+			      strstr(msg, "RLIMIT_MEMLOCK is 64 kB") && strstr(msg, need) &&
+			      strstr(msg, "LimitMEMLOCK=") && strstr(msg, "SECBUF_STRICT=0"),
+		      "strict: want one line with the size, the limit and %s: %s", need, msg);
+}
+END_TEST
+
+static void secret_nobody_64k(void)
+{
+	nobody_64k();
+	setenv("SECBUF_SECRET", "1", 1);
+}
+
+/*
+ * SECBUF_SECRET=1 on a kernel with secret memory, as nobody under 64
+ * KiB: memfd_secret's mapping is over the limit (EAGAIN), which the
+ * fallback's warning says, with the slab's kB, never "boot with
+ * secretmem.enable=1"; strict, the one line says the same.
+ */
+START_TEST(secret_over_limit_is_the_limit)
+{
+	struct sbt_self se = { .mode = "--packed", .before_exec = secret_nobody_64k };
+	char msg[2048], need[64];
+	int st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the secret tier takes no lock method");
+	sbt_need_root();
+	sbt_need_secretmem();
+	sbt_need_no_valgrind("valgrind's own mappings count against RLIMIT_MEMLOCK");
+	snprintf(need, sizeof(need), "%ld kB more were needed", slab_kb());
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit 2: not handed out): %s", st, msg);
+	if (!strstr(msg, "NOT secret memory"))
+		sbt_skip("this kernel charges memfd_secret to RLIMIT_MEMLOCK at first touch");
+	ck_assert_msg(strstr(msg, "NOT secret memory (memfd_secret memory counts against "
+				  "RLIMIT_MEMLOCK: RLIMIT_MEMLOCK is 64 kB") &&
+			      strstr(msg, need) && !strstr(msg, "secretmem.enable"),
+		      "want the limit and %s, not the boot option: %s", need, msg);
+	se.env = "SECBUF_STRICT=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == EAGAIN,
+		      "strict: status %#x (want exit EAGAIN): %s", st, msg);
+	ck_assert_msg(ossl_count(msg, "\n") == 1 &&
+			      strstr(msg, "CRYPTO_secure_malloc() of 32 bytes refused "
+					  "(SECBUF_STRICT=1, SECBUF_SECRET=1): memfd_secret memory "
+					  "counts against RLIMIT_MEMLOCK") &&
+			      strstr(msg, need) && !strstr(msg, "secretmem.enable"),
+		      "strict: want one line with the limit: %s", msg);
+}
+END_TEST
+
+static void nobody_no_memlock_strict(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	unsetenv("SECBUF_LOCK");
+	setenv("SECBUF_STRICT", "1", 1);
+	if (setrlimit(RLIMIT_MEMLOCK, &none) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(124);
+}
+
+/* The lines of msg that name a strict refusal, each checked for the cause and the fixes. */
+static int refusal_lines(const char *msg)
+{
+	int n = 0;
+
+	for (const char *at = msg; (at = strstr(at, "refused (SECBUF_STRICT=1)")); at++) {
+		const char *end = strchr(at, '\n');
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%.*s", end ? (int)(end - at) : (int)strlen(at), at);
+		if (!strstr(line, "RLIMIT_MEMLOCK is 0 kB") || !strstr(line, "kB were needed") ||
+		    !strstr(line, "ulimit -l") || !strstr(line, "LimitMEMLOCK=") ||
+		    !strstr(line, "SECBUF_STRICT=0"))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Strict, as nobody with RLIMIT_MEMLOCK 0: every secure allocation fails
+ * and OpenSSL says "malloc failure" or "unsupported"; the drop-in's one
+ * line says which call, why (the limit, the need) and the ways out, and
+ * under SECBUF_DEBUG=1 one line per refusal.
+ */
+START_TEST(strict_zero_limit_is_said)
+{
+	struct sbt_self se = { .mode = "--packed", .before_exec = nobody_no_memlock_strict };
+	char msg[4096];
+	int st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from RLIMIT_MEMLOCK");
+	sbt_need_root();
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == EPERM, "status %#x (want exit EPERM): %s",
+		      st, msg);
+	ck_assert_msg(ossl_count(msg, "\n") == 1 && refusal_lines(msg) == 1 &&
+			      strstr(msg, "libsecbuf-openssl: ") &&
+			      strstr(msg, "CRYPTO_secure_malloc() refused"),
+		      "want one line naming the refusal: %s", msg);
+	se.env = "SECBUF_DEBUG=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == EPERM && ossl_count(msg, "\n") == 2 &&
+			      refusal_lines(msg) == 2,
+		      "SECBUF_DEBUG=1: status %#x, want a line per refusal: %s", st, msg);
+}
+END_TEST
+
+static const char *key_file;
+
+static void pkey_as_nobody(void *arg)
+{
+	(void)arg;
+	nobody_no_memlock_strict();
+	execlp("openssl", "openssl", "pkey", "-in", key_file, "-noout", (char *)NULL);
+	_exit(127);
+}
+
+/*
+ * Debian's openssl, unmodified, under the drop-in this binary runs with:
+ * "openssl pkey" as nobody with RLIMIT_MEMLOCK 0 and SECBUF_STRICT=1
+ * fails to read the key, and the drop-in's line says why, before
+ * OpenSSL's "unsupported".
+ */
+START_TEST(openssl_pkey_strict_says_why)
+{
+	char path[] = "/tmp/secbuf-pkey-XXXXXX", msg[4096];
+	const char *preload = getenv("LD_PRELOAD");
+	EVP_PKEY *k;
+	FILE *f;
+	int fd, st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from RLIMIT_MEMLOCK");
+	sbt_need_root();
+	sbt_need_no_valgrind("the program runs outside valgrind");
+	if (!preload || !strstr(preload, "libsecbuf-openssl.so"))
+		sbt_skip("not run under secbuf-run --openssl");
+	if (access("/usr/bin/openssl", X_OK) < 0)
+		sbt_skip("no /usr/bin/openssl (Debian's openssl, .ci/deps openssl)");
+	k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	ck_assert_ptr_nonnull(k);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0644), 0); /* nobody reads it */
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
+	ck_assert_int_eq(fclose(f), 0);
+	EVP_PKEY_free(k);
+	key_file = path;
+	st = sbt_child(pkey_as_nobody, NULL, msg, sizeof(msg));
+	unlink(path);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 127,
+		      "status %#x (want openssl's failure): %s", st, msg);
+	ck_assert_msg(refusal_lines(msg) == 1 && strstr(msg, "libsecbuf-openssl: openssl[") &&
+			      strstr(msg, "CRYPTO_secure_malloc() refused"),
+		      "want one line from the drop-in, naming the cause and the fix: %s", msg);
+}
+END_TEST
+
 const struct sbt_test openssl_fault_tests[] = {
 	SBT(foreign_pointers_go_to_crypto_free),
 	SBT(foreign_pointer_in_a_large_buffers_block),
@@ -433,5 +658,9 @@ const struct sbt_test openssl_fault_tests[] = {
 	SBT(misuse_aborts_with_a_message),
 	SBT(refused_lock_as_nobody),
 	SBT(mlock2_refused_by_seccomp),
+	SBT(small_limit_names_the_slab),
+	SBT(secret_over_limit_is_the_limit),
+	SBT(strict_zero_limit_is_said),
+	SBT(openssl_pkey_strict_says_why),
 	SBT_END,
 };

@@ -193,6 +193,7 @@ int main(int argc, char **argv)
 		{ "--foreign-large-chunks", ossl_foreign_large_chunks_main },
 		{ "--refused", ossl_refused_main },
 		{ "--strict", ossl_strict_main },
+		{ "--packed", ossl_packed_main },
 		{ NULL, NULL },
 	};
 

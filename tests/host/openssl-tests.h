@@ -15,6 +15,7 @@ int ossl_foreign_in_block_main(void);
 int ossl_foreign_large_chunks_main(void);
 int ossl_refused_main(void);
 int ossl_strict_main(void);
+int ossl_packed_main(void);
 
 /* Whether p lies in a mapping left out of core dumps (VmFlags dd), as all of libsecbuf's. */
 int ossl_dontdump(const void *p);

@@ -1,7 +1,9 @@
 /*
  * libsecbuf-sodium.so's environment (SECBUF_STRICT, SECBUF_SECRET,
- * SECBUF_PURGE_ON_CRASH) and refusals by a sandbox, each in a fresh
- * process; and the test binary's main (sodium-tests.c: the memory).
+ * SECBUF_PURGE_ON_CRASH, SECBUF_DEBUG, SECBUF_LOCK) and refusals by a
+ * sandbox or RLIMIT_MEMLOCK, each in a fresh process, with what the
+ * drop-in says about them; and the test binary's main (sodium-tests.c:
+ * the memory).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 #include <sodium.h>
 #include <secbuf.h>
+#include "kfacts.h" /* lockonfault_series() */
 #include "sodium-tests.h"
 
 #ifndef MAP_LOCKONFAULT
@@ -106,6 +109,54 @@ static int secret_refused_main(void)
 	memcpy(p, marker, sizeof(marker));
 	if (sbt_mem_read_err(p, sizeof(marker)) != 0) /* the fallback: ordinary locked memory */
 		return 4;
+	sodium_free(p);
+	return 0;
+}
+
+/* One buffer, made and freed: exit 0. */
+static int one_main(void)
+{
+	void *p = sodium_malloc(64);
+
+	if (!p)
+		return 2;
+	sodium_free(p);
+	return 0;
+}
+
+/* Two allocations that must fail alike: exit with their errno (100: one was made). */
+static int fails_main(void)
+{
+	int err;
+
+	errno = 0;
+	if (sodium_malloc(4096))
+		return 100;
+	err = errno;
+	errno = 0;
+	if (sodium_malloc(4096))
+		return 100;
+	return errno == err ? err : 101;
+}
+
+/*
+ * A buffer whose pages (with the canary's, 16 pages of 4 KiB) pass a
+ * 64 KiB limit with the key's page locked, though its size alone (15
+ * pages) would not: handed out unlocked, or strict, refused (exit 2: not
+ * as the mode expects).
+ */
+#define BIG_BUT_NOT_QUITE (15 * 4096)
+static int near_limit_main(void)
+{
+	const char *strict = getenv("SECBUF_STRICT");
+	void *p;
+
+	errno = 0;
+	p = sodium_malloc(BIG_BUT_NOT_QUITE);
+	if (strict && *strict)
+		return p || (errno != ENOMEM && errno != EAGAIN) ? 2 : 0;
+	if (!p)
+		return 2;
 	sodium_free(p);
 	return 0;
 }
@@ -236,6 +287,13 @@ START_TEST(strict_refused_lock_fails)
 	st = sbt_run_self(&se, msg, sizeof(msg));
 	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit 2: not NULL/EPERM): %s", st, msg);
 	ck_assert_msg(!strstr(msg, "warning"), "strict mode warned: %s", msg);
+	/* One line says which call was refused, that the filter did it, and the ways out. */
+	ck_assert_msg(
+		count(msg, "\n") == 1 &&
+			strstr(msg, "sodium_malloc() of 4096 bytes refused (SECBUF_STRICT=1)") &&
+			strstr(msg, "sandbox refused") &&
+			strstr(msg, "SystemCallFilter=@memlock") && strstr(msg, "SECBUF_STRICT=0"),
+		"expected one line naming the refusal: %s", msg);
 }
 END_TEST
 
@@ -347,14 +405,194 @@ START_TEST(secret_refused_warns_or_fails)
 	st = sbt_run_self(&se, msg, sizeof(msg));
 	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit %d = failed step): %s", st,
 		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+	/* ENOSYS under a filter: the filter first, then what a kernel without it lacks. */
 	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "NOT secret memory") &&
-			      strstr(msg, "secretmem.enable=1"),
+			      strstr(msg, "memfd_secret is not available (ENOSYS)") &&
+			      strstr(msg, "seccomp filter may refuse it") &&
+			      strstr(msg, "secretmem.enable=") && !strstr(msg, "RLIMIT_MEMLOCK is"),
 		      "expected one warning: %s", msg);
 	se.env = "SECBUF_STRICT=1";
 	st = sbt_run_self(&se, msg, sizeof(msg));
 	ck_assert_msg(sbt_exited_ok(st), "strict: status %#x (exit 2: not NULL/ENOSYS): %s", st,
 		      msg);
 	ck_assert_msg(!strstr(msg, "warning"), "strict mode warned: %s", msg);
+	ck_assert_msg(count(msg, "\n") == 1 &&
+			      strstr(msg, "sodium_malloc() of 100 bytes refused (SECBUF_STRICT=1, "
+					  "SECBUF_SECRET=1)") &&
+			      strstr(msg, "memfd_secret is not available (ENOSYS)"),
+		      "strict: expected one line naming the refusal: %s", msg);
+}
+END_TEST
+
+/*
+ * Every variable the drop-in reads, given a value it does not accept:
+ * one line, once, in SECBUF_STRICT's form (NAME="VALUE" is ...: what
+ * happens instead), naming what is accepted; SECBUF_LOCK's used to fail
+ * every call with EINVAL without a word.
+ */
+START_TEST(bad_values_are_named_once)
+{
+	static const struct {
+		const char *lock, *env, *mode;
+		int exit;
+		const char *shown, *accepted, *instead;
+	} cases[] = {
+		{ "bogus", NULL, "--fails", EINVAL, "SECBUF_LOCK=\"bogus\"",
+		  "(maplockonfault, mlock2, mlock, none;",
+		  "every sodium_malloc() fails with EINVAL" },
+		{ "mlock2\tx", NULL, "--fails", EINVAL, "SECBUF_LOCK=\"mlock2?x\"",
+		  "(maplockonfault, mlock2, mlock, none;", "fails with EINVAL" },
+		{ "maplockonfault", NULL, "--fails", ENOSYS, "SECBUF_LOCK=\"maplockonfault\"",
+		  "a method this kernel lacks", "every sodium_malloc() fails with ENOSYS" },
+		{ "", "SECBUF_DEBUG=verbose", "--one", 0, "SECBUF_DEBUG=\"verbose\"",
+		  "(1, true, yes, on)", "taken for a no" },
+		{ "", "SECBUF_PURGE_ON_CRASH=yes", "--one", 0, "SECBUF_PURGE_ON_CRASH=\"yes\"",
+		  "neither 1, exit nor 0", "no crash handlers are installed" },
+		{ "", "SECBUF_STRICT=enable", "--bad-strict", 0, "SECBUF_STRICT=\"enable\"",
+		  "(1, true, yes, on)", "every sodium_malloc() fails with EINVAL" },
+	};
+	char msg[1024], fails[4096] = "";
+	size_t i;
+	int st;
+
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: each case sets SECBUF_LOCK itself");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sbt_self se = { .mode = cases[i].mode,
+				       .secbuf_lock = cases[i].lock,
+				       .env = cases[i].env };
+
+		/* A kernel with the series has the method: nothing to say then. */
+		if (!strcmp(cases[i].lock, "maplockonfault") && lockonfault_series())
+			continue;
+		st = sbt_run_self(&se, msg, sizeof(msg));
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != cases[i].exit || count(msg, "\n") != 1 ||
+		    strncmp(msg, "libsecbuf-sodium: ", 18) || !strstr(msg, "]: ") ||
+		    !strstr(msg, cases[i].shown) || !strstr(msg, cases[i].accepted) ||
+		    !strstr(msg, cases[i].instead))
+			sbt_note(fails, sizeof(fails),
+				 "case %zu (%s): status %#x (want exit %d), want one line with %s, "
+				 "%s and %s: %s",
+				 i, cases[i].shown, st, cases[i].exit, cases[i].shown,
+				 cases[i].accepted, cases[i].instead, msg);
+	}
+	ck_assert_msg(!fails[0], "%s", fails);
+}
+END_TEST
+
+static void nobody_64k(void)
+{
+	struct rlimit rl = { 64 * 1024, 64 * 1024 };
+
+	unsetenv("SECBUF_LOCK");
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(124);
+}
+
+/*
+ * As nobody under 64 KiB of RLIMIT_MEMLOCK, a buffer whose pages do not
+ * fit: the cause is the limit, with what was asked of it (its pages, not
+ * its size, which would have fitted), never a sandbox; strict, the
+ * refusal is said once, with its size.
+ */
+START_TEST(near_limit_names_the_pages)
+{
+	struct sbt_self se = { .mode = "--near-limit", .before_exec = nobody_64k };
+	char msg[1024], need[64];
+	int st;
+
+	sbt_need_root();
+	sbt_need_no_valgrind("valgrind's own locked pages change the budget");
+	if (sbt_page() != 4096)
+		sbt_skip("the sizes are worked out for 4 KiB pages");
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from the limit");
+	snprintf(need, sizeof(need), "%d kB more were needed", (BIG_BUT_NOT_QUITE + 4096) / 1024);
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit 2: not handed out): %s", st, msg);
+	ck_assert_msg(count(msg, "warning") == 1 && strstr(msg, "NOT locked") &&
+			      strstr(msg, "RLIMIT_MEMLOCK is 64 kB") && strstr(msg, need) &&
+			      !strstr(msg, "sandbox") && !strstr(msg, "SystemCallFilter"),
+		      "want the limit and %s: %s", need, msg);
+	se.env = "SECBUF_STRICT=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "strict: status %#x (exit 2: not refused): %s", st, msg);
+	ck_assert_msg(
+		count(msg, "\n") == 1 &&
+			strstr(msg, "sodium_malloc() of 61440 bytes refused (SECBUF_STRICT=1)") &&
+			strstr(msg, "RLIMIT_MEMLOCK is 64 kB") && strstr(msg, need) &&
+			strstr(msg, "LimitMEMLOCK=") && strstr(msg, "SECBUF_STRICT=0"),
+		"strict: want one line with the size, the limit and %s: %s", need, msg);
+}
+END_TEST
+
+static void nobody_no_memlock_strict(void)
+{
+	nobody_without_memlock();
+	setenv("SECBUF_STRICT", "1", 1);
+}
+
+/*
+ * Strict, as nobody with RLIMIT_MEMLOCK 0: every sodium_malloc() fails
+ * (the key's page cannot be locked), and one line says so, with the limit,
+ * the need and the fixes; under SECBUF_DEBUG=1, one line per refusal.
+ */
+START_TEST(strict_zero_limit_is_said)
+{
+	struct sbt_self se = { .mode = "--fails", .before_exec = nobody_no_memlock_strict };
+	char msg[2048];
+	int st;
+
+	sbt_need_root();
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from the limit");
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == EPERM, "status %#x (want exit EPERM): %s",
+		      st, msg);
+	ck_assert_msg(count(msg, "\n") == 1 && strstr(msg, "libsecbuf-sodium: ") &&
+			      strstr(msg, "sodium_malloc() refused (SECBUF_STRICT=1)") &&
+			      strstr(msg, "RLIMIT_MEMLOCK is 0 kB") &&
+			      strstr(msg, "kB were needed") && strstr(msg, "ulimit -l") &&
+			      strstr(msg, "LimitMEMLOCK=") && strstr(msg, "SECBUF_STRICT=0"),
+		      "want one line naming the refusal: %s", msg);
+	se.env = "SECBUF_DEBUG=1";
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == EPERM && count(msg, "\n") == 2 &&
+			      count(msg, "refused (SECBUF_STRICT=1)") == 2,
+		      "SECBUF_DEBUG=1: status %#x, want a line per refusal: %s", st, msg);
+}
+END_TEST
+
+static void secret_nobody_64k(void)
+{
+	nobody_64k();
+	setenv("SECBUF_SECRET", "1", 1);
+}
+
+/*
+ * SECBUF_SECRET=1 as nobody under 64 KiB, on a kernel that has secret
+ * memory: its pages count against RLIMIT_MEMLOCK, and the fallback's
+ * warning says that, not "boot with secretmem.enable=1".
+ */
+START_TEST(secret_over_limit_is_the_limit)
+{
+	const struct sbt_self se = { .mode = "--near-limit", .before_exec = secret_nobody_64k };
+	char msg[2048];
+	int st;
+
+	sbt_need_root();
+	sbt_need_secretmem();
+	sbt_need_no_valgrind("valgrind's own locked pages change the budget");
+	if (getenv("SECBUF_LOCK") && *getenv("SECBUF_LOCK"))
+		sbt_skip("one run is enough: the refusal comes from the limit");
+	st = sbt_run_self(&se, msg, sizeof(msg));
+	ck_assert_msg(sbt_exited_ok(st), "status %#x (exit 2: not handed out): %s", st, msg);
+	if (!strstr(msg, "NOT secret memory"))
+		sbt_skip("this kernel charges memfd_secret to RLIMIT_MEMLOCK at first touch");
+	ck_assert_msg(strstr(msg, "NOT secret memory (memfd_secret memory counts against "
+				  "RLIMIT_MEMLOCK: RLIMIT_MEMLOCK is 64 kB") &&
+			      !strstr(msg, "secretmem.enable"),
+		      "want the limit, not the boot option: %s", msg);
 }
 END_TEST
 
@@ -427,7 +665,9 @@ int main(int argc, char **argv)
 		SBT(strict_refused_lock_fails),	      SBT(strict_spellings),
 		SBT(strict_bad_value_is_einval),      SBT(madvise_refused_is_eperm),
 		SBT(purge_on_crash_from_environment), SBT(secret_from_environment),
-		SBT(secret_refused_warns_or_fails),   SBT_END,
+		SBT(secret_refused_warns_or_fails),   SBT(bad_values_are_named_once),
+		SBT(near_limit_names_the_pages),      SBT(strict_zero_limit_is_said),
+		SBT(secret_over_limit_is_the_limit),  SBT_END,
 	};
 	static const struct sbt_test *const groups[] = { sodium_memory_tests, tests, NULL };
 	static const struct sbt_mode modes[] = {
@@ -437,6 +677,9 @@ int main(int argc, char **argv)
 		{ "--purge-env", purge_env_main },
 		{ "--secret", secret_main },
 		{ "--secret-refused", secret_refused_main },
+		{ "--one", one_main },
+		{ "--fails", fails_main },
+		{ "--near-limit", near_limit_main },
 		{ NULL, NULL },
 	};
 

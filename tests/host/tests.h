@@ -60,6 +60,8 @@ int explain_limit_main(void);	/* explain-tests.c */
 int explain_budget_main(void);
 int explain_sandbox_main(void);
 int explain_no_kernel_main(void);
+int explain_packed_main(void);
+int explain_secret_limit_main(void);
 int free_one_main(void);	/* guard-tests.c */
 int check_on_exit_main(void);	/* purge-tests.c */
 int busy_budget_main(void);	/* harden-tests.c */

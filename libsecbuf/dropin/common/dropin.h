@@ -20,7 +20,9 @@ struct sb_dropin {
  * env.c: the allocation flags the environment asks for, read once:
  * SECBUF_BEST_EFFORT unless SECBUF_STRICT says yes, SECBUF_SECRET if
  * SECBUF_SECRET says yes.  -1 with errno EINVAL if either is neither a
- * yes nor a no (said once on stderr).
+ * yes nor a no.  At the first call, a bad value of these, of SECBUF_DEBUG
+ * or of SECBUF_LOCK is said once on stderr, and the drop-in starts
+ * listening for refusals (warn.c).
  */
 SB_HIDDEN int sb_dropin_flags(const struct sb_dropin *d);
 /*
@@ -36,8 +38,12 @@ SB_HIDDEN void sb_dropin_purge_from_environment(const struct sb_dropin *d);
  */
 SB_HIDDEN void sb_dropin_warn_method(const struct sb_dropin *d, unsigned flags, int method,
 				     size_t size);
-SB_HIDDEN void sb_dropin_warn_unlocked(const struct sb_dropin *d, size_t size);
-SB_HIDDEN void sb_dropin_warn_not_secret(const struct sb_dropin *d, int method);
+/*
+ * From now on, a failed allocation of d's that a refused lock made fail
+ * (SECBUF_STRICT) is said on one line: once per process, or with every
+ * (SECBUF_DEBUG says yes).  Called at every allocation; sets up once.
+ */
+SB_HIDDEN void sb_dropin_listen(const struct sb_dropin *d, int every);
 /* The write(2) under the messages: not stdio, which may be what is broken. */
 SB_HIDDEN void sb_dropin_say(const char *msg, int n, size_t cap);
 
