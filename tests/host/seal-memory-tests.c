@@ -10,12 +10,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sodium.h>
@@ -139,6 +142,68 @@ START_TEST(seal_prekey_in_secret_memory)
 		found += strstr(line, " /secretmem") != NULL;
 	fclose(f);
 	ck_assert_int_ge(found, 1);
+	secbuf_sealed_free(s);
+}
+END_TEST
+
+/*
+ * The prekey's secret-tier mapping cannot be read from outside the
+ * process's own page tables, by root neither: /proc/PID/mem and
+ * process_vm_readv() both fail on it, where they read a lock-on-fault
+ * secbuf buffer (the control) without trouble.
+ */
+static int read_by_proc_mem(const void *at, void *out, size_t n)
+{
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : pread(fd, out, n, (off_t)(uintptr_t)at);
+
+	if (fd >= 0)
+		close(fd);
+	return got == (ssize_t)n ? 0 : -1;
+}
+
+static int read_by_vm_readv(const void *at, void *out, size_t n)
+{
+	struct iovec local = { out, n }, remote = { (void *)at, n };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+START_TEST(seal_prekey_unreadable_from_outside)
+{
+	unsigned char key[32] = { 7 }, out[64];
+	unsigned char *control;
+	uintptr_t lo = 0, hi = 0;
+	secbuf_sealed *s;
+	char line[512];
+	FILE *f;
+
+	sbt_need_method();
+	sbt_need_secretmem();
+	s = secbuf_seal(key, sizeof(key), seal_flags(0));
+	ck_assert_ptr_nonnull(s);
+	f = fopen("/proc/self/maps", "re");
+	ck_assert_ptr_nonnull(f);
+	while (!lo && fgets(line, sizeof(line), f))
+		if (strstr(line, " /secretmem") && sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			lo = 0;
+	fclose(f);
+	ck_assert_msg(lo && hi - lo >= sizeof(out), "no /secretmem mapping of the prekey");
+	errno = 0;
+	ck_assert_msg(read_by_proc_mem((void *)lo, out, sizeof(out)) < 0,
+		      "/proc/self/mem read the prekey's secret memory");
+	ck_assert_msg(read_by_vm_readv((void *)lo, out, sizeof(out)) < 0,
+		      "process_vm_readv() read the prekey's secret memory");
+	/* The control: the same reads of a secbuf buffer succeed, and see its bytes. */
+	control = secbuf_alloc_flags(sizeof(out), sbt_flags(0));
+	ck_assert_ptr_nonnull(control);
+	memset(control, 0x3c, sizeof(out));
+	ck_assert_int_eq(read_by_proc_mem(control, out, sizeof(out)), 0);
+	ck_assert_int_eq(out[0], 0x3c);
+	memset(out, 0, sizeof(out));
+	ck_assert_int_eq(read_by_vm_readv(control, out, sizeof(out)), 0);
+	ck_assert_int_eq(out[sizeof(out) - 1], 0x3c);
+	secbuf_free(control);
 	secbuf_sealed_free(s);
 }
 END_TEST
@@ -550,6 +615,7 @@ END_TEST
 
 const struct sbt_test seal_memory_tests[] = {
 	SBT(seal_prekey_in_secret_memory),
+	SBT(seal_prekey_unreadable_from_outside),
 	SBT(seal_prekey_fallback_said_once),
 	SBT(seal_secret_room),
 	SBT(seal_budget_as_nobody),
