@@ -14,7 +14,7 @@ KARCH ?= x86_64
 
 
 .PHONY: all deps deps-host deps-host-tests deps-guest deps-bench deps-fuzzing check-deps lib kernel kernel-stock kernel-lint kernel-bisect guest guest-image check check-host lint \
-	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-compare bench-openssl install uninstall \
+	check-guest check-asan check-valgrind demo demo-host demo-minisign bench bench-audit bench-audit-key bench-compare bench-openssl install uninstall \
 	qemu-shell clean deps-debian deb check-debian bench-kcost check-man-pages kernel-fix-alone kernel-letters \
 	check-kernel-debug deps-arm64 check-arm64 check-python bench-python check-go bench-go check-rust bench-rust \
 	fuzz fuzz-guest fuzz-coverage
@@ -88,9 +88,10 @@ kernel-letters: deps-guest
 kernel-bisect: deps-guest
 	@kernel/bisect.sh $(KVER)
 
-# Each of KVERS with only the remap_file_pages() fix and its
-# selftest (kernel/patches/KVER/fix), against stock KVER (builds a kernel
-# of its own, ~7 min the first time; not part of check).
+# Each of KVERS with only the remap_file_pages() fix and its selftest
+# (the series up to kernel/patches/KVER/fix/), against the kernel before
+# it: stock KVER, on 6.1 with the fix's prerequisites (builds kernels of
+# its own, ~7 min each the first time; not part of check).
 kernel-fix-alone: deps-guest
 	@for v in $(KVERS); do kernel/fix-alone.sh $$v || exit 1; done
 
@@ -258,6 +259,12 @@ bench-audit: deps-bench lib
 	$(MAKE) -C demo all
 	$(MAKE) -C bench all
 	@bench/audit-scale
+
+# secbuf-audit --key's scan rate, a 1 GiB image and a 1 GiB process, 1, 10
+# and 100 keys, against the raw read (bench/results/audit-key.md); root.
+bench-audit-key: deps-bench lib
+	$(MAKE) -C demo all
+	@bench/audit-key
 
 # The library (with header, pkg-config file and man pages), the demo's
 # programs with their man pages, the systemd unit, and the Python binding

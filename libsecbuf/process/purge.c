@@ -84,8 +84,9 @@ static const char *const fault_where[] = {
 static const char *const fault_what[] = {
 	[SB_FAULT_OVERFLOW] = " bytes): a buffer overflow",
 	[SB_FAULT_UNDERFLOW] = " bytes): a buffer underflow",
-	[SB_FAULT_PROTECTED] = " bytes), read-only or no-access (secbuf_protect): a write to a "
-			       "read-only buffer, or a use of a no-access one",
+	/* In parentheses: one string across two lines, not two array elements. */
+	[SB_FAULT_PROTECTED] = (" bytes), read-only or no-access (secbuf_protect): a write to a "
+				"read-only buffer, or a use of a no-access one"),
 	[SB_FAULT_FREED] = " bytes), freed before: a use after free",
 };
 
