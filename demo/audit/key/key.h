@@ -87,8 +87,19 @@ struct key_pattern {
 	size_t at, alen;   /* the anchor: bytes [at, at + alen) of the encoding */
 	size_t whole_off;  /* the masked encoding, in the store */
 	size_t anchor_off; /* the masked anchor, in the store */
-	uint64_t head;	   /* the anchor's first 8 bytes, masked: the hash table's key */
-	int next;	   /* the next pattern of its bucket, or -1 */
+	uint64_t head;	   /* the anchor's first 8 bytes, masked */
+};
+
+/*
+ * One 8-byte window of a pattern's anchor, at offset off in it, masked
+ * with the mask's first 8 bytes (as memory is at every probe): an entry of
+ * the hash table.  Each anchor is entered at offsets 0 to stride - 1, so
+ * that a probe every stride bytes meets every copy.
+ */
+struct key_probe {
+	uint64_t w;
+	unsigned k, off; /* the pattern, the window's offset in its anchor */
+	int next;	 /* the next probe of its bucket, or -1 */
 };
 
 struct key_patterns {
@@ -97,8 +108,10 @@ struct key_patterns {
 	uint8_t *mask;	/* secbuf: KEY_VALUE_MAX random bytes */
 	uint8_t *store; /* secbuf: every encoding and anchor, masked */
 	size_t used, size;
-	int *heads;	  /* the hash table: first pattern of each bucket, or -1 */
-	uint64_t *filter; /* a bit per bucket, set when it holds a pattern */
+	struct key_probe *probe; /* every pattern's windows: the hash table's entries */
+	size_t stride;		 /* bytes between probes: the shortest anchor less 7 */
+	int *heads;		 /* the hash table: first probe of each bucket, or -1 */
+	uint64_t *filter;	 /* a bit per bucket, set when it holds a probe */
 	unsigned bits;
 	size_t back, fwd; /* bytes a hit's check needs before and after its anchor */
 };

@@ -1,9 +1,11 @@
 /*
- * match.c - one pass over a buffer for every pattern at once.  At each
- * offset the next 8 bytes, XORed with the mask's first 8, are hashed into
- * the patterns' table (Rabin-Karp over a fixed window, with an unaligned
- * load for the window); a bucket's patterns are compared masked, byte for
- * byte, over their whole anchor, so no hit rests on the 8 bytes alone.
+ * match.c - one pass over a buffer for every pattern at once.  Every
+ * stride bytes (the shortest anchor less 7: 25 for 32-byte anchors) the
+ * next 8 bytes, XORed with the mask's first 8, are hashed into the table
+ * of every anchor's windows at its first stride offsets; a bucket's
+ * probes name a pattern and where its copy would start, which is then
+ * compared masked, byte for byte, over the whole anchor, so no hit rests
+ * on the 8 bytes alone.
  * Memory is never unmasked into a copy: each byte is XORed with the mask
  * on its way to the comparison.  A hit on a window is then held against
  * the whole value around it, and named by its layout.
@@ -93,30 +95,37 @@ void key_match(const struct key_patterns *ps, const uint8_t *buf, size_t have, u
 {
 	const uint64_t m64 = load64(ps->mask);
 	const unsigned shift = 64 - ps->bits;
-	size_t i, end;
+	const uint64_t st = ps->stride;
+	uint64_t at, end;
 	struct key_hit h;
 
-	if (have < 8 || !ps->n)
+	if (have < 8 || !ps->n || !st || from < base || from >= limit)
 		return;
-	if (limit > base + have - 7)
-		limit = base + have - 7;
-	if (from < base || from >= limit)
-		return;
-	end = (size_t)(limit - base);
-	for (i = (size_t)(from - base); i < end; i++) {
+	/*
+	 * Probes at the absolute offsets that are multiples of the stride, so
+	 * that chunks agree: a copy that starts in [from, limit) is met by
+	 * the probe in its first stride bytes, which may lie past limit.
+	 */
+	end = limit + st - 1 < base + have - 7 ? limit + st - 1 : base + have - 7;
+	for (at = (from + st - 1) / st * st; at < end; at += st) {
+		size_t i = (size_t)(at - base);
 		uint64_t w = load64(buf + i) ^ m64;
 		size_t b = (size_t)((w * 0x9e3779b97f4a7c15ULL) >> shift);
 
 		if (!(ps->filter[b / 64] >> (b % 64) & 1))
 			continue;
-		for (int k = ps->heads[b]; k >= 0; k = ps->p[k].next) {
-			const struct key_pattern *p = &ps->p[k];
+		for (int q = ps->heads[b]; q >= 0; q = ps->probe[q].next) {
+			const struct key_probe *pr = &ps->probe[q];
+			const struct key_pattern *p = &ps->p[pr->k];
+			size_t s;
 
-			if (p->head != w || i + p->alen > have ||
-			    !same_masked(buf + i + 8, ps->store + p->anchor_off + 8, ps->mask + 8,
-					 p->alen - 8))
+			if (pr->w != w || i < pr->off)
 				continue;
-			classify(ps, (size_t)k, buf, have, base, base + i, &h);
+			s = i - pr->off; /* where the copy would start, in buf */
+			if (base + s < from || base + s >= limit || s + p->alen > have ||
+			    !same_masked(buf + s, ps->store + p->anchor_off, ps->mask, p->alen))
+				continue;
+			classify(ps, pr->k, buf, have, base, base + s, &h);
 			fn(ctx, &h);
 		}
 	}

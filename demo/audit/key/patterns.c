@@ -116,44 +116,75 @@ int key_patterns_add(struct key_patterns *ps, const struct key_pattern *meta, co
 	p.anchor_off = ps->used;
 	put_masked(ps, plain + p.at, p.alen);
 	memcpy(&p.head, ps->store + p.anchor_off, sizeof(p.head));
-	p.next = -1;
 	ps->p[ps->n++] = p;
 	return 0;
 }
 
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* At most this many bytes between probes: the table grows with the stride. */
+#define KEY_STRIDE_MAX 24
+
 int key_patterns_index(struct key_patterns *ps)
 {
-	size_t buckets;
+	const uint64_t m64 = load64(ps->mask);
+	size_t buckets, nprobe, q = 0;
 
 	/*
-	 * Sixty-four times as many buckets as patterns, 65536 at least: at
-	 * almost every offset the bit of the bucket (a bitmap of 8 KiB, in
-	 * the first-level cache) says there is nothing to compare, and the
-	 * branch is predicted.
+	 * A probe every stride bytes meets every copy of an anchor of alen
+	 * bytes if each of the anchor's windows at offsets 0 to stride - 1
+	 * is in the table and stride + 7 <= alen: the probe that falls in
+	 * the copy's first stride bytes finds its window.  So the memory is
+	 * hashed at one offset in stride, not at every one.
 	 */
-	for (ps->bits = 16; ((size_t)1 << ps->bits) < 64 * ps->n; ps->bits++)
+	ps->stride = KEY_STRIDE_MAX;
+	for (size_t k = 0; k < ps->n; k++)
+		if (ps->p[k].alen - 7 < ps->stride)
+			ps->stride = ps->p[k].alen - 7;
+	nprobe = ps->n * ps->stride;
+	/*
+	 * Sixty-four times as many buckets as probes, 65536 at least and 2^22
+	 * at most: at almost every probe the bit of the bucket (the bitmap,
+	 * 8 KiB to 512 KiB, in cache) says there is nothing to compare.
+	 */
+	for (ps->bits = 16; ps->bits < 22 && ((size_t)1 << ps->bits) < 64 * nprobe; ps->bits++)
 		;
 	buckets = (size_t)1 << ps->bits;
 	free(ps->heads);
 	free(ps->filter);
+	free(ps->probe);
 	ps->heads = malloc(buckets * sizeof(*ps->heads));
 	ps->filter = calloc(buckets / 64, sizeof(*ps->filter));
-	if (!ps->heads || !ps->filter)
+	ps->probe = malloc((nprobe ? nprobe : 1) * sizeof(*ps->probe));
+	if (!ps->heads || !ps->filter || !ps->probe)
 		return -1;
 	for (size_t b = 0; b < buckets; b++)
 		ps->heads[b] = -1;
 	ps->back = ps->fwd = 0;
 	for (size_t k = ps->n; k-- > 0;) {
 		struct key_pattern *p = &ps->p[k];
-		size_t b = (size_t)((p->head * 0x9e3779b97f4a7c15ULL) >> (64 - ps->bits));
 		/* Before the anchor: the encoding's start and an EC scalar's leading zeros. */
 		size_t back = p->at + (p->fixed > p->len ? p->fixed - p->len : 0);
 		/* After: the encoding's end and a BIGNUM's zero padding to 8 bytes. */
 		size_t fwd = p->len - p->at + 8;
 
-		p->next = ps->heads[b];
-		ps->heads[b] = (int)k;
-		ps->filter[b / 64] |= 1ULL << (b % 64);
+		for (size_t off = 0; off < ps->stride; off++, q++) {
+			/* Masked as memory is at a probe: by the mask's first 8 bytes. */
+			uint64_t w = load64(ps->store + p->anchor_off + off) ^
+				     load64(ps->mask + off) ^ m64;
+			size_t b = (size_t)((w * 0x9e3779b97f4a7c15ULL) >> (64 - ps->bits));
+
+			ps->probe[q] = (struct key_probe){ w, (unsigned)k, (unsigned)off,
+							   ps->heads[b] };
+			ps->heads[b] = (int)q;
+			ps->filter[b / 64] |= 1ULL << (b % 64);
+		}
 		ps->back = back > ps->back ? back : ps->back;
 		ps->fwd = fwd > ps->fwd ? fwd : ps->fwd;
 	}
@@ -167,5 +198,6 @@ void key_patterns_free(struct key_patterns *ps)
 	free(ps->p);
 	free(ps->heads);
 	free(ps->filter);
+	free(ps->probe);
 	memset(ps, 0, sizeof(*ps));
 }
