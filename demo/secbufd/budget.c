@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
+#include <secbuf-seal.h>
 
 #include "keystore.h"
 
@@ -35,14 +36,32 @@ static int can_ignore_limit(void)
 	return !!(data[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32)));
 }
 
+/*
+ * The sealed keys' share, whatever their number: libsecbuf-seal's prekey
+ * (SECBUF_SEAL_PREKEY bytes as a secbuf buffer, in secret memory where the
+ * kernel has it, which the kernels that charge secret memory at all charge
+ * to the same limit), and, for the one operation the daemon runs at a
+ * time, the open key's buffer and the page libsecbuf-seal derives the key
+ * that opens it in (kept, locked, for the next open).  A key being made
+ * takes the same two pages: the buffer it is made in, and the derived
+ * key's.  test-budget runs 256 keys under exactly this.
+ */
+static size_t sealed_keys(void)
+{
+	size_t open =
+		secbuf_charge(ks_secret_bytes(KD_KEY_ED25519) > ks_secret_bytes(KD_KEY_X25519) ?
+				      ks_secret_bytes(KD_KEY_ED25519) :
+				      ks_secret_bytes(KD_KEY_X25519));
+
+	return secbuf_charge(SECBUF_SEAL_PREKEY) + open + sysconf(_SC_PAGESIZE);
+}
+
 void budget_compute(struct lock_budget *b, size_t bufsize)
 {
 	struct rlimit rl;
-	size_t key = secbuf_charge(crypto_sign_SECRETKEYBYTES > crypto_box_SECRETKEYBYTES ?
-				   crypto_sign_SECRETKEYBYTES : crypto_box_SECRETKEYBYTES);
 
 	b->buffer = secbuf_charge(bufsize);
-	b->keys = KEYSTORE_MAX * key;
+	b->keys = sealed_keys();
 	b->library = sysconf(_SC_PAGESIZE);
 	b->need = b->buffer + b->keys + b->library;
 	b->unlimited = can_ignore_limit();
@@ -63,9 +82,11 @@ void budget_explain(const struct lock_budget *b, const char *what, int opt_out)
 
 	fprintf(stderr, "secbufd: %s: RLIMIT_MEMLOCK is %llu kB, %llu kB needed\n", what,
 		b->limit >> 10, need_kb);
-	fprintf(stderr, "secbufd: (working buffer %zu kB + %d keys %zu kB + libsecbuf's key page %zu kB; the kernel charges a buffer's "
-		"whole length when it is locked, not the pages used)\n",
-		b->buffer >> 10, KEYSTORE_MAX, b->keys >> 10, b->library >> 10);
+	fprintf(stderr,
+		"secbufd: (working buffer %zu kB + %zu kB for the sealed keys, whatever their number: the prekey "
+		"and one key open + libsecbuf's key page %zu kB; the kernel charges a buffer's whole length when it is "
+		"locked, not the pages used)\n",
+		b->buffer >> 10, b->keys >> 10, b->library >> 10);
 	fprintf(stderr, "secbufd: fix: raise the limit (LimitMEMLOCK=%lluK in the systemd unit, or "
 		"ulimit -l %llu in the shell that starts secbufd), or use a smaller --buffer%s\n",
 		need_kb, need_kb, opt_out ? "; --allow-unlocked runs with secrets that may be swapped out" : "");

@@ -2,6 +2,10 @@
  * budget.h - what the daemon's secrets charge to RLIMIT_MEMLOCK, and
  * whether this process may lock that much.
  *
+ * Its keys are sealed at rest (keystore.h): ciphertext in ordinary memory,
+ * charged nothing however many there are.  What they charge is
+ * libsecbuf-seal's prekey, once, and the one key open at a time.
+ *
  * Both kernels charge a buffer's whole length when it is locked, not the
  * pages touched later: the patched one at mmap(MAP_LOCKONFAULT), a stock
  * one at mlock2(MLOCK_ONFAULT).  A 64 MiB working buffer therefore needs
@@ -14,7 +18,7 @@
 
 struct lock_budget {
 	size_t buffer;			/* bytes charged for the working buffer */
-	size_t keys;			/* bytes charged for KEYSTORE_MAX keys */
+	size_t keys; /* bytes charged for the sealed keys: the prekey, one key open */
 	size_t library;			/* libsecbuf's own key page, once per process */
 	size_t need;			/* buffer + keys + library */
 	unsigned long long limit;	/* RLIMIT_MEMLOCK (soft), in bytes */

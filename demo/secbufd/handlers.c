@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "secbuf.h"
+#include "secbuf-seal.h"
 
 #define STATS_MAX (KEYSTORE_MAX + 2)
 
@@ -189,19 +190,35 @@ static int stat_rec(const void *buf, const char *name, uint8_t type, struct kd_s
 	return KD_OK;
 }
 
+/*
+ * A sealed key's record: no secbuf memory of its own between operations
+ * (capacity and pages 0); the lock method is where its prekey is
+ * (SECBUF_LOCK_SECRETMEM where the kernel has secret memory).
+ */
+static void key_rec(const struct key *k, const struct secbuf_seal_stat *ss, struct kd_stat_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->name, sizeof(rec->name), "%s", k->name);
+	rec->type = k->type;
+	rec->lock_method = ss->prekey_method < 0 ? SECBUF_LOCK_NONE : ss->prekey_method;
+	rec->page_size = sysconf(_SC_PAGESIZE);
+}
+
 /* Records: the totals, the working buffer, then every key. */
 static int stats(const struct keystore *ks, struct arena *ar, struct reply *r)
 {
 	static struct kd_stat_rec rec[STATS_MAX];
 	static uint32_t lens[STATS_MAX];
+	struct secbuf_seal_stat ss;
 	uint8_t *p[STATS_MAX];
 	unsigned n = 2;
 
 	if (stat_rec(ar->base, "*buffer", 0, &rec[1], r))
 		return r->status;
+	if (secbuf_seal_stat(&ss) != 0)
+		return fail(r, KD_E_NOMEM, "secbuf_seal_stat: %s", strerror(errno));
 	for (unsigned i = 0; i < ks->n; i++, n++)
-		if (stat_rec(ks->keys[i]->sk, ks->keys[i]->name, ks->keys[i]->type, &rec[n], r))
-			return r->status;
+		key_rec(ks->keys[i], &ss, &rec[n]);
 	rec[0] = rec[1];
 	snprintf(rec[0].name, sizeof(rec[0].name), "*total");
 	for (unsigned i = 2; i < n; i++) {

@@ -1,7 +1,9 @@
 /*
- * keystore.h - named Ed25519 and X25519 keys whose secret halves live in
- * secbuf memory (one buffer per key, no access between uses).  Functions
- * return a KD_OK / KD_E_* status from protocol.h.
+ * keystore.h - named Ed25519 and X25519 keys whose secret halves are kept
+ * sealed (libsecbuf-seal: encrypted, in ordinary memory, at no cost in
+ * locked memory) and opened into a locked secbuf buffer only for the
+ * operation that needs them, then wiped.  Functions return a KD_OK /
+ * KD_E_* status from protocol.h.
  */
 #ifndef SECBUFD_KEYSTORE_H
 #define SECBUFD_KEYSTORE_H
@@ -9,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
+#include <secbuf-seal.h>
 
 #include "../protocol/protocol.h"
 
@@ -22,16 +25,23 @@ struct key {
 	char name[KD_NAME_MAX + 1];
 	uint8_t type;
 	uint8_t pk[KD_PK_BYTES];
-	unsigned char *sk;		/* secbuf; SECBUF_NOACCESS when idle */
+	secbuf_sealed *sk; /* libsodium's secret key, sealed */
 };
 
 struct keystore {
-	unsigned flags;			/* secbuf_alloc_flags() flags for secrets */
+	unsigned flags; /* how keys are made and opened: SECBUF_BEST_EFFORT, SECBUF_SECRET */
 	unsigned n;
 	struct key *keys[KEYSTORE_MAX];
 };
 
+/*
+ * secbuf_flags: SECBUF_BEST_EFFORT and SECBUF_SECRET, for the buffer a key
+ * is made in and for every open of it.
+ */
 void ks_init(struct keystore *ks, unsigned secbuf_flags);
+
+/* The bytes a key's secret takes when open (its type's libsodium secret key). */
+size_t ks_secret_bytes(unsigned type);
 
 /* New key from randomness, or from a secret: a 32-byte Ed25519 seed or X25519 secret key. */
 int ks_generate(struct keystore *ks, unsigned type, const uint8_t *name, size_t nlen, const struct key **out);
@@ -46,7 +56,10 @@ int ks_verify(const struct key *k, const uint8_t *msg, size_t len, const uint8_t
 int ks_seal(const struct key *k, const uint8_t *msg, size_t len, uint8_t *out);
 int ks_open(const struct key *k, const uint8_t *box, size_t len, uint8_t *out);
 
-/* Zero every secret in place (mappings stay), then unmap them all. */
+/*
+ * ks_wipe frees every key's sealed bytes (no plaintext is held between
+ * operations, so there is none to zero); ks_free then frees the keys.
+ */
 void ks_wipe(struct keystore *ks);
 void ks_free(struct keystore *ks);
 

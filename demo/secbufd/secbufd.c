@@ -1,6 +1,8 @@
 /*
- * secbufd - a key daemon whose keys and message buffer live in secbuf
- * memory.  This file: options, the memory-locking policy, and startup.
+ * secbufd - a key daemon whose keys are sealed at rest (libsecbuf-seal)
+ * and opened into secbuf memory only while used, and whose message buffer
+ * lives in secbuf memory.  This file: options, the memory-locking policy,
+ * and startup.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,8 +36,9 @@ static void usage(FILE *f)
 		"                        request is half of it, so that a request and its reply both fit\n"
 		"      --allow-unlocked  run even when secrets cannot be locked in memory (they may then\n"
 		"                        be swapped out); by default secbufd refuses to start\n"
-		"      --secret-memory=WHEN  keys in memfd_secret memory, out of the kernel's direct\n"
-		"                        map: auto (default: if the kernel has it), required, off\n"
+		"      --secret-memory=WHEN  keys, while open for use, in memfd_secret memory, out of the\n"
+		"                        kernel's direct map: auto (default: if the kernel has it),\n"
+		"                        required, off (at rest they are sealed either way)\n"
 		"  -v, --verbose         log one line per request (operation and size, never key bytes)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         print the version\n"
@@ -122,9 +125,10 @@ static int buffer_init(struct arena *ar, size_t bufsize, int allow_unlocked)
 		"RLIMIT_MEMLOCK, pages made resident as they are used\n",
 		secbuf_lock_method_name(st.lock_method), bufsize >> 10, b.buffer >> 10);
 	if (allow_unlocked && !budget_fits(&b))
-		fprintf(stderr, "secbufd: RLIMIT_MEMLOCK (%llu kB) has no room for all %d keys (%zu kB): "
-			"keys beyond it will be UNLOCKED (--allow-unlocked)\n",
-			b.limit >> 10, KEYSTORE_MAX, b.keys >> 10);
+		fprintf(stderr,
+			"secbufd: RLIMIT_MEMLOCK (%llu kB) has no room for the sealed keys' prekey and "
+			"an open key (%zu kB): keys may be UNLOCKED while in use (--allow-unlocked)\n",
+			b.limit >> 10, b.keys >> 10);
 	return 0;
 }
 
@@ -266,6 +270,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ks_init(&ks, (allow_unlocked ? SECBUF_BEST_EFFORT : 0) | tier);
+	fprintf(stderr,
+		"secbufd: keys sealed at rest (libsecbuf-seal): ciphertext in ordinary memory, "
+		"opened into %s memory only for the operation that uses them\n",
+		tier & SECBUF_SECRET ? "secret" : "locked");
 
 	if (server_run(&cfg, &ks, &ar) < 0) {
 		ks_wipe(&ks);

@@ -17,13 +17,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "../audit/scan.h"
 #include "../secbufctl/client.h"
+#include "kfacts.h"
 #include "spawn.h"
 #include "tap.h"
 
 #define NOBODY		65534
-#define KEYS		256		/* KEYSTORE_MAX: the daemon budgets room for every key */
+#define KEYS		256 /* KEYSTORE_MAX: what test_sealed_keys makes under the budget */
+#define PREKEY		(16UL << 10)	/* SECBUF_SEAL_PREKEY: libsecbuf-seal's prekey */
 #define SMALL		(4UL << 20)	/* fits under an 8 MiB hard limit, as on CI hosts */
 
 static char dir[256], sock[300], log_path[300], text[8192];
@@ -38,10 +42,20 @@ static unsigned long charge_kb(unsigned long n)
 	return (n >> 10) + page_kb;
 }
 
+/*
+ * The sealed keys' share, whatever their number: the prekey, and for the
+ * one key open at a time its buffer and the page the key that opens it is
+ * derived in.  A key at rest is ciphertext in ordinary memory: nothing.
+ */
+static unsigned long keys_kb(void)
+{
+	return charge_kb(PREKEY) + 2 * page_kb;
+}
+
 static unsigned long need_kb(unsigned long n)
 {
 	/* + libsecbuf's key page, locked once per process */
-	return charge_kb(n) + KEYS * page_kb + page_kb;
+	return charge_kb(n) + keys_kb() + page_kb;
 }
 
 /*
@@ -91,6 +105,15 @@ static void show_log(void)
 static int has(const char *needle)
 {
 	return strstr(text, needle) != NULL;
+}
+
+/* pid's VmLck, in kB (what the kernel has charged to RLIMIT_MEMLOCK), or -1. */
+static long vmlck_kb(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return proc_field_kb(path, "VmLck");
 }
 
 /* Locked bytes of pid as the kernel accounts them: its VM_LOCKED mappings. */
@@ -180,8 +203,11 @@ static void test_whole_length(void)
 	int rc;
 
 	rc = start_as_nobody(need_kb(SMALL), args, &pid);
-	if (tap_check(rc == 0, "RLIMIT_MEMLOCK of exactly the %lu kB needed (4 MiB buffer + %d keys): starts (exit %d)",
-		   need_kb(SMALL), KEYS, rc)) {
+	if (tap_check(
+		    rc == 0,
+		    "RLIMIT_MEMLOCK of exactly the %lu kB needed (4 MiB buffer + %lu kB for the sealed keys): "
+		    "starts (exit %d)",
+		    need_kb(SMALL), keys_kb(), rc)) {
 		kb = locked_kb(pid, &resident);
 		stop(pid);
 	}
@@ -199,6 +225,81 @@ static void test_whole_length(void)
 		stop(pid);
 	tap_check(rc == 1, "one page less than needed: refuses, exit 1 (exit %d)", rc);
 	show_log();
+}
+
+/* One request on conn: its status, or -1. */
+static int request(int fd, uint8_t op, unsigned n, const struct kd_field *f)
+{
+	struct kd_reply r;
+	int st;
+
+	if (kd_call(fd, op, n, f, &r) < 0)
+		return -1;
+	st = r.status;
+	kd_reply_free(&r);
+	return st;
+}
+
+/*
+ * A key at rest is sealed and charges nothing: under exactly the limit the
+ * daemon asks for, strict, 256 keys are made and each used (a sign, or a
+ * seal and an open), and what the kernel has charged (VmLck) is the same
+ * after the last key as after the first, within the budget.
+ */
+static void test_sealed_keys(void)
+{
+	static const char *const args[] = { "--buffer", "4M", NULL };
+	static const uint8_t msg[] = "a message";
+	uint8_t box[sizeof(msg) + 48], name[16];
+	long first = -1, last = -1;
+	int rc, fd = -1, made = 0, used = 0;
+	pid_t pid;
+
+	rc = start_as_nobody(need_kb(SMALL), args, &pid);
+	if (!tap_check(rc == 0, "strict, under exactly the %lu kB it asks for: starts (exit %d)",
+		       need_kb(SMALL), rc)) {
+		show_log();
+		return;
+	}
+	fd = kd_connect(sock);
+	for (int i = 0; fd >= 0 && i < KEYS; i++) {
+		uint8_t t = i % 2 ? KD_KEY_X25519 : KD_KEY_ED25519;
+		struct kd_field f[2] = { { &t, 1 }, { name, 0 } };
+		struct kd_reply r;
+		uint32_t blen = 0;
+
+		f[1].len = snprintf((char *)name, sizeof(name), "k%d", i);
+		if (kd_call(fd, KD_OP_KEYGEN, 2, f, &r) < 0)
+			break;
+		if (r.status == KD_OK) {
+			made++;
+			if (t == KD_KEY_X25519 && r.nf == 1 && r.f[0].len == 32) {
+				crypto_box_seal(box, msg, sizeof(msg), r.f[0].p);
+				blen = sizeof(box);
+			}
+		}
+		kd_reply_free(&r);
+		f[0] = f[1];
+		f[1] = (struct kd_field){ t == KD_KEY_ED25519 ? msg : box,
+					  t == KD_KEY_ED25519 ? sizeof(msg) : blen };
+		if (request(fd, t == KD_KEY_ED25519 ? KD_OP_SIGN : KD_OP_OPEN, 2, f) == KD_OK &&
+		    (t == KD_KEY_ED25519 || request(fd, KD_OP_SEAL, 2, f) == KD_OK))
+			used++;
+		if (i == 0)
+			first = vmlck_kb(pid);
+	}
+	last = vmlck_kb(pid);
+	if (fd >= 0)
+		close(fd);
+	stop(pid);
+	tap_check(made == KEYS && used == KEYS,
+		  "%d keys made and %d used, strict, under that limit", made, used);
+	tap_check(
+		first > 0 && last == first && last <= (long)need_kb(SMALL),
+		"VmLck with 1 key %ld kB, with %d keys %ld kB: a sealed key charges nothing (limit %lu kB)",
+		first, KEYS, last, need_kb(SMALL));
+	if (made != KEYS || used != KEYS)
+		show_log();
 }
 
 /* The kernel itself refuses a buffer one page larger than the limit. */
@@ -237,7 +338,7 @@ int main(int argc, char **argv)
 {
 	char *base;
 
-	if (argc != 2) {
+	if (argc != 2 || sodium_init() < 0) {
 		fprintf(stderr, "usage: test-budget BINDIR\n");
 		return 2;
 	}
@@ -264,6 +365,7 @@ int main(int argc, char **argv)
 	test_refusals();
 	test_allow_unlocked();
 	test_whole_length();
+	test_sealed_keys();
 	test_kernel_refuses();
 	snprintf(text, sizeof(text), "rm -rf '%s'", base);
 	if (system(text) != 0)

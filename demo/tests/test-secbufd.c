@@ -34,7 +34,7 @@
 
 static char sock[256], errlog[256];
 
-/* 4 MiB: with room for every key 5128 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
+/* 4 MiB: with what the sealed keys need in use 4132 kB of RLIMIT_MEMLOCK, under the usual 8 MiB. */
 #define BUFFER		(4 << 20)
 static const char *const small[] = { "--buffer", "4M", NULL };
 
@@ -384,6 +384,7 @@ struct search {
 	uint8_t *buf;	/* CHUNK + len bytes */
 	int mem;	/* /proc/PID/mem */
 	long hits;
+	long exposed; /* of them, in mappings not locked (lo, lf) and DONTDUMP (dd) */
 };
 enum { CHUNK = 1 << 20 };
 
@@ -397,6 +398,8 @@ static int search_vma(const struct smaps_vma *v, void *arg)
 	if (!strncmp(v->name, "[vvar", 5) || !strcmp(v->name, "[vsyscall]") ||
 	    v->end - v->start > (1UL << 30))
 		return 0;
+	int protected = (vmflag_has(v, "lo") || vmflag_has(v, "lf")) && vmflag_has(v, "dd");
+
 	/* Chunks overlap by len - 1 bytes so that no match is cut in two. */
 	for (unsigned long at = v->start; at < v->end;) {
 		size_t want = v->end - at < CHUNK ? v->end - at : CHUNK, n;
@@ -406,19 +409,25 @@ static int search_vma(const struct smaps_vma *v, void *arg)
 			break;
 		at += got;
 		n = keep + got;
-		for (size_t i = 0; i + s->len <= n; i++)
-			if (s->buf[i] == s->needle[0] && !memcmp(s->buf + i, s->needle, s->len))
+		for (size_t i = 0; i + s->len <= n; i++) {
+			if (s->buf[i] == s->needle[0] && !memcmp(s->buf + i, s->needle, s->len)) {
 				s->hits++;
+				s->exposed += !protected;
+			}
+		}
 		keep = n < s->len - 1 ? n : s->len - 1;
 		memmove(s->buf, s->buf + n - keep, keep);
 	}
 	return 0;
 }
 
-/* Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping). */
-static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
+/*
+ * Hits of needle anywhere in pid's memory (/proc/PID/mem, every mapping);
+ * with exposed, those outside locked, DONTDUMP mappings into it.
+ */
+static long mem_hits_exposed(pid_t pid, const uint8_t *needle, size_t len, long *exposed)
 {
-	struct search s = { needle, len, malloc(CHUNK + len), -1, 0 };
+	struct search s = { needle, len, malloc(CHUNK + len), -1, 0, 0 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
@@ -428,7 +437,133 @@ static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
 	free(s.buf);
 	if (s.mem >= 0)
 		close(s.mem);
+	if (exposed)
+		*exposed = s.hits < 0 ? -1 : s.exposed;
 	return s.hits;
+}
+
+static long mem_hits(pid_t pid, const uint8_t *needle, size_t len)
+{
+	return mem_hits_exposed(pid, needle, len, NULL);
+}
+
+/* Wait until pid stops (a test hook raised SIGSTOP): 0, or -1 if it ended or 5 s passed. */
+static int wait_stopped(pid_t pid)
+{
+	int status;
+
+	for (int i = 0; i < 500; i++) {
+		pid_t got = waitpid(pid, &status, WUNTRACED | WNOHANG);
+
+		if (got == pid)
+			return WIFSTOPPED(status) ? 0 : -1;
+		if (got < 0)
+			return -1;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * On a new connection, ask for an operation that opens key name: a sign
+ * for an Ed25519 key, the open of a box sealed to pk for an X25519 one.
+ * The connection, or -1.
+ */
+static int send_use(const char *name, unsigned type, const uint8_t *pk)
+{
+	static const uint8_t msg[] = "a message";
+	uint8_t box[sizeof(msg) + crypto_box_SEALBYTES], *frame, *p[2];
+	const uint8_t *in = msg;
+	uint32_t lens[2] = { strlen(name), sizeof(msg) };
+	int fd = kd_connect(sock);
+
+	if (type == KD_KEY_X25519) {
+		crypto_box_seal(box, msg, sizeof(msg), pk);
+		in = box;
+		lens[1] = sizeof(box);
+	}
+	frame = fd >= 0 ?
+			kd_frame_new(type == KD_KEY_ED25519 ? KD_OP_SIGN : KD_OP_OPEN, 2, lens, p) :
+			NULL;
+	if (!frame || (memcpy(p[0], name, lens[0]), memcpy(p[1], in, lens[1]),
+		       kd_frame_send(fd, frame) < 0)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The copies of needle (32 bytes) in pid's memory while its key name is
+ * open: the daemon runs with SECBUFD_TEST_STOP_IN_USE, stops inside the
+ * operation, is searched, continued, and must then answer KD_OK.  -1 on
+ * any failure; *exposed as mem_hits_exposed().
+ */
+static long hits_in_use(pid_t pid, const char *name, unsigned type, const uint8_t *pk,
+			const uint8_t *needle, long *exposed)
+{
+	struct kd_reply r;
+	long hits = -1;
+	int fd = send_use(name, type, pk);
+
+	if (fd < 0)
+		return -1;
+	if (wait_stopped(pid) == 0) {
+		hits = mem_hits_exposed(pid, needle, 32, exposed);
+		kill(pid, SIGCONT);
+		if (kd_reply_recv(fd, &r) == 0) {
+			if (r.status != KD_OK)
+				hits = -1;
+			kd_reply_free(&r);
+		} else {
+			hits = -1;
+		}
+	}
+	close(fd);
+	return hits;
+}
+
+/* Import a secret of type under name; the public key into pk.  KD_OK or the status. */
+static int import_key(unsigned type, const char *name, const uint8_t *secret, uint8_t *pk)
+{
+	uint8_t t = type;
+	struct kd_field f[3] = { fld(&t, 1), str(name), fld(secret, 32) };
+	struct kd_reply r;
+	int st = call(KD_OP_IMPORT, 3, f, &r);
+
+	if (st == KD_OK && r.nf == 1 && r.f[0].len == 32)
+		memcpy(pk, r.f[0].p, 32);
+	else if (st == KD_OK)
+		st = -1;
+	if (st >= 0)
+		kd_reply_free(&r);
+	return st;
+}
+
+/* secbuf-audit --secret-file on pid for the 32 bytes of secret: its exit status, its verdict line in verdict. */
+static int audit_secret(const char *dir, pid_t pid, const uint8_t *secret, char *verdict,
+			size_t size)
+{
+	char path[300], pidarg[32], out[8192];
+	const char *args[] = { "--secret-file", path, pidarg, NULL };
+	const char *line;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/secret.bin", dir);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, secret, 32) != 32) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	rc = run_capture("secbuf-audit", args, out, sizeof(out));
+	unlink(path);
+	line = strstr(out, "summary: ");
+	snprintf(verdict, size, "%.*s", line ? (int)strcspn(line, "\n") : 0, line ? line : "");
+	return rc;
 }
 
 /* One datagram from the notify socket within 5 s, NUL-terminated; "" if none. */
@@ -474,69 +609,154 @@ static void test_notify(const char *dir)
 	close(nfd);
 }
 
-/* sig wipes every key (none left anywhere in memory), removes the socket and exits 0. */
+/*
+ * sig, arriving while a key is open for an operation: the operation ends
+ * (its plaintext wiped), then every key is wiped (none left anywhere in
+ * memory), the socket removed, and the daemon exits 0.  At rest the keys
+ * are sealed (test_sealed_at_rest): the copies before the signal are
+ * counted while each key is open.
+ */
 static void test_signal_wipe(const char *dir, int sig)
 {
-	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1", NULL };
-	/* Keys a reader can see before the wipe (secret memory it cannot). */
+	static const char *const env[] = { "SECBUFD_TEST_STOP_AFTER_WIPE=1",
+					   "SECBUFD_TEST_STOP_IN_USE=1", NULL };
+	/* Keys a reader can see while open (secret memory it cannot). */
 	static const char *const readable[] = { "--buffer", "4M", "--secret-memory=off", NULL };
-	uint8_t seed[32], x[32], t = KD_KEY_ED25519, tx = KD_KEY_X25519;
-	struct kd_field f[3] = { fld(&t, 1), str("doomed"), fld(seed, 32) };
-	struct kd_field g[3] = { fld(&tx, 1), str("doomed-x"), fld(x, 32) };
+	uint8_t seed[32], x[32], pk[32], xpk[32];
 	const char *name = sigabbrev_np(sig);
-	long before, after, xbefore, xafter;
-	int status;
+	long before = -1, after, xbefore, xafter;
+	int status, fd = -1;
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/sig%s.sock", dir, name);
 	pid = daemon_start(sock, readable, env, errlog);
 	randombytes_buf(seed, sizeof(seed));
 	randombytes_buf(x, sizeof(x));
-	if (pid < 0 || call_status(KD_OP_IMPORT, 3, f) != KD_OK || call_status(KD_OP_IMPORT, 3, g) != KD_OK) {
+	if (pid < 0 || import_key(KD_KEY_ED25519, "doomed", seed, pk) != KD_OK ||
+	    import_key(KD_KEY_X25519, "doomed-x", x, xpk) != KD_OK) {
 		tap_check(0, "daemon with two imported keys for the SIG%s test", name);
-		if (pid > 0)
-			daemon_stop(pid);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 		return;
 	}
-	before = mem_hits(pid, seed, 32);
-	xbefore = mem_hits(pid, x, 32);
-	tap_check(before >= 1 && xbefore >= 1, "before SIG%s the key bytes are in the daemon's memory "
-	       "(%ld and %ld copies)", name, before, xbefore);
-	kill(pid, sig);
-	if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+	xbefore = hits_in_use(pid, "doomed-x", KD_KEY_X25519, xpk, x, NULL);
+	/* The signal comes while the Ed25519 key is open for a sign. */
+	fd = send_use("doomed", KD_KEY_ED25519, NULL);
+	if (fd >= 0 && wait_stopped(pid) == 0) {
+		before = mem_hits(pid, seed, 32);
+		kill(pid, sig);
+		kill(pid, SIGCONT);
+	}
+	tap_check(before >= 1 && xbefore >= 1,
+		  "before SIG%s the key bytes are in the daemon's memory while "
+		  "each is open for use (%ld and %ld copies)",
+		  name, before, xbefore);
+	if (before < 0 || waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
 		tap_check(0, "SIG%s: the daemon wipes, then stops (test hook), status 0x%x", name, status);
+		if (fd >= 0)
+			close(fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		return;
 	}
 	after = mem_hits(pid, seed, 32);
 	xafter = mem_hits(pid, x, 32);
-	tap_check(after == 0 && xafter == 0, "after the SIG%s wipe no copy is left anywhere in its memory "
-	       "(%ld and %ld copies)", name, after, xafter);
+	tap_check(after == 0 && xafter == 0,
+		  "after the SIG%s wipe, which came during a sign, no copy is left "
+		  "anywhere in its memory (%ld and %ld copies)",
+		  name, after, xafter);
 	kill(pid, SIGCONT);
 	status = wait_exit(pid, 5000);
+	close(fd);
 	tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIG%s: the daemon then exits 0 "
 	       "(status 0x%x)", name, status);
 	tap_check(access(sock, F_OK) < 0 && errno == ENOENT, "SIG%s: the socket file is removed", name);
 }
 
 /*
+ * Sealed at rest: an idle daemon's keys are in no byte of its memory
+ * (root reads it all through /proc/PID/mem, and secbuf-audit --secret-file
+ * says NOT FOUND), each is in locked, non-dumpable memory only while an
+ * operation has it open (the control: the same reader finds it then), and
+ * gone again once the operation is done.  --secret-memory=off, so that an
+ * open key is readable at all.
+ */
+static void test_sealed_at_rest(const char *dir)
+{
+	static const char *const env[] = { "SECBUFD_TEST_STOP_IN_USE=1", NULL };
+	static const char *const readable[] = { "--buffer", "4M", "--secret-memory=off", NULL };
+	uint8_t seed[32], x[32], pk[32], xpk[32];
+	long idle, xidle, used, xused, exposed = -1, xexposed = -1;
+	char verdict[512], log[4096];
+	int rc;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/rest.sock", dir);
+	pid = daemon_start(sock, readable, env, errlog);
+	randombytes_buf(seed, sizeof(seed));
+	randombytes_buf(x, sizeof(x));
+	if (pid < 0 || import_key(KD_KEY_ED25519, "rest", seed, pk) != KD_OK ||
+	    import_key(KD_KEY_X25519, "rest-x", x, xpk) != KD_OK) {
+		tap_check(0, "a daemon with two imported keys for the sealed-at-rest test");
+		if (pid > 0)
+			daemon_stop(pid);
+		return;
+	}
+	read_text(errlog, log, sizeof(log));
+	tap_check(strstr(log, "keys sealed at rest (libsecbuf-seal)") != NULL,
+		  "its startup says the keys are sealed at rest");
+	idle = mem_hits(pid, seed, 32);
+	xidle = mem_hits(pid, x, 32);
+	tap_check(idle == 0 && xidle == 0,
+		  "idle, neither key is anywhere in the daemon's memory: sealed at rest "
+		  "(%ld and %ld copies; root reads it all through /proc/PID/mem)",
+		  idle, xidle);
+	rc = audit_secret(dir, pid, seed, verdict, sizeof(verdict));
+	tap_check(rc == 0 && strstr(verdict, "NOT FOUND"),
+		  "secbuf-audit --secret-file agrees: \"%s\" (exit %d)", verdict, rc);
+	used = hits_in_use(pid, "rest", KD_KEY_ED25519, NULL, seed, &exposed);
+	xused = hits_in_use(pid, "rest-x", KD_KEY_X25519, xpk, x, &xexposed);
+	tap_check(
+		used >= 1 && xused >= 1 && exposed == 0 && xexposed == 0,
+		"the control: while a sign or an open has it, each key is found, in locked, non-dumpable "
+		"memory only (%ld and %ld copies, %ld and %ld outside it)",
+		used, xused, exposed, xexposed);
+	idle = mem_hits(pid, seed, 32);
+	xidle = mem_hits(pid, x, 32);
+	tap_check(idle == 0 && xidle == 0,
+		  "once the operations are done, no copy is left: wiped (%ld and %ld copies)", idle,
+		  xidle);
+	tap_check(call_status(KD_OP_LIST, 0, NULL) == KD_OK, "the daemon still serves");
+	daemon_stop(pid);
+}
+
+/*
  * Import a fresh seed into a daemon started with args (as, unless NULL):
- * the copies of it a root reader finds through /proc/PID/mem, or -1 if
- * the daemon did not start or import; its log in log.
+ * the copies of it a root reader finds through /proc/PID/mem while a
+ * sign has the key open, or -1 if the daemon did not start, import or
+ * sign; in *idle, those it finds before (sealed at rest: none).  Its log
+ * in log.
  */
 static long imported_copies(const char *dir, const char *const *args, const struct run_as *as,
-			    char *log, size_t size)
+			    long *idle, char *log, size_t size)
 {
-	uint8_t seed[32], t = KD_KEY_ED25519;
-	struct kd_field f[3] = { fld(&t, 1), str("tier"), fld(seed, 32) };
+	static const char *const env[] = { "SECBUFD_TEST_STOP_IN_USE=1", NULL };
+	uint8_t seed[32], pk[32];
 	long hits = -1;
 	int status;
 	pid_t pid;
 
+	*idle = -1;
 	snprintf(sock, sizeof(sock), "%s/tier.sock", dir);
 	randombytes_buf(seed, sizeof(seed));
-	pid = daemon_spawn(sock, args, NULL, errlog, as);
-	if (daemon_ready(pid, sock, &status) == 0 && call_status(KD_OP_IMPORT, 3, f) == KD_OK)
-		hits = mem_hits(pid, seed, 32);
+	pid = daemon_spawn(sock, args, env, errlog, as);
+	if (daemon_ready(pid, sock, &status) == 0 &&
+	    import_key(KD_KEY_ED25519, "tier", seed, pk) == KD_OK) {
+		*idle = mem_hits(pid, seed, 32);
+		hits = hits_in_use(pid, "tier", KD_KEY_ED25519, NULL, seed, NULL);
+	}
 	if (pid > 0 && waitpid(pid, &status, WNOHANG) == 0)
 		daemon_stop(pid);
 	read_text(errlog, log, size);
@@ -544,10 +764,12 @@ static long imported_copies(const char *dir, const char *const *args, const stru
 }
 
 /*
- * --secret-memory: auto puts the keys where root's /proc/PID/mem cannot
- * read them, off leaves them in locked memory (the negative control, same
- * reader), required refuses to start without secret memory and names the
- * boot parameter; auto without it says so and runs.
+ * --secret-memory: where a key is while an operation has it open (at
+ * rest it is sealed either way, and root reads no copy of it).  auto puts
+ * it where root's /proc/PID/mem cannot read it, off in locked memory (the
+ * negative control, same reader), required refuses to start without
+ * secret memory and names the boot parameter; auto without it says so and
+ * runs.
  */
 static void test_secret_memory(const char *dir)
 {
@@ -559,34 +781,42 @@ static void test_secret_memory(const char *dir)
 	int status;
 	struct rlimit rl;
 	char log[2048];
-	long hits;
+	long hits, idle;
 	pid_t pid;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
 		without.memlock = rl.rlim_max; /* as it is: raising it needs CAP_SYS_RESOURCE */
 
-	hits = imported_copies(dir, off, NULL, log, sizeof(log));
-	tap_check(hits >= 1 && strstr(log, "keys in locked memory (--secret-memory=off)"),
-		  "--secret-memory=off: the control, root reads the imported key (%ld copies)",
-		  hits);
+	hits = imported_copies(dir, off, NULL, &idle, log, sizeof(log));
+	tap_check(
+		hits >= 1 && idle == 0 &&
+			strstr(log, "keys in locked memory (--secret-memory=off)"),
+		"--secret-memory=off: the control, root reads the imported key while it signs (%ld copies; "
+		"%ld at rest)",
+		hits, idle);
 	if (!secretmem_works()) {
 		tap_skip("memfd_secret fails here",
 			 "--secret-memory=auto: no copy of the key readable");
 	} else {
-		hits = imported_copies(dir, small, NULL, log, sizeof(log));
+		hits = imported_copies(dir, small, NULL, &idle, log, sizeof(log));
 		tap_check(
-			hits == 0 && strstr(log, "keys in secret memory (memfd_secret)"),
-			"--secret-memory=auto (the default): root reads no copy of the imported key "
-			"(%ld copies)",
-			hits);
-		hits = imported_copies(dir, required, NULL, log, sizeof(log));
-		tap_check(hits == 0, "--secret-memory=required: the same (%ld copies)", hits);
+			hits == 0 && idle == 0 &&
+				strstr(log, "keys in secret memory (memfd_secret)"),
+			"--secret-memory=auto (the default): root reads no copy of the imported key, "
+			"even while it signs (%ld copies; %ld at rest)",
+			hits, idle);
+		hits = imported_copies(dir, required, NULL, &idle, log, sizeof(log));
+		tap_check(hits == 0 && idle == 0,
+			  "--secret-memory=required: the same (%ld copies; %ld at rest)", hits,
+			  idle);
 	}
-	hits = imported_copies(dir, small, &without, log, sizeof(log));
+	hits = imported_copies(dir, small, &without, &idle, log, sizeof(log));
 	tap_check(
-		hits >= 1 && strstr(log, "keys in locked memory, not secret memory") &&
+		hits >= 1 && idle == 0 && strstr(log, "keys in locked memory, not secret memory") &&
 			strstr(log, "secretmem.enable=1"),
-		"auto without memfd_secret (seccomp ENOSYS): runs, keys in locked memory, and says why");
+		"auto without memfd_secret (seccomp ENOSYS): runs, keys open in locked memory (%ld copies; "
+		"%ld at rest), and says why",
+		hits, idle);
 	snprintf(sock, sizeof(sock), "%s/required.sock", dir);
 	pid = daemon_spawn(sock, required, NULL, errlog, &without);
 	status = wait_exit(pid, 5000);
@@ -666,6 +896,7 @@ int main(int argc, char **argv)
 		tap_check(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "SIGTERM: the daemon exits 0");
 	}
 	test_signals(dir);
+	test_sealed_at_rest(dir);
 	test_secret_memory(dir);
 	test_notify(dir);
 	snprintf(errlog, sizeof(errlog), "rm -rf '%s'", dir);

@@ -111,7 +111,7 @@ impl<T: Pod> SecretBox<T> {
 
     /// `buf`, of `size_of::<T>()` bytes, seen as a T once its alignment is
     /// checked.
-    fn from_buf(buf: SecretBuf) -> Result<SecretBox<T>, Error> {
+    pub(crate) fn from_buf(buf: SecretBuf) -> Result<SecretBox<T>, Error> {
         #[allow(clippy::let_unit_value)]
         let () = Self::FITS;
         debug_assert_eq!(buf.len(), mem::size_of::<T>());
@@ -171,6 +171,11 @@ impl<T: Pod> SecretBox<T> {
         // SAFETY: as in expose_secret; &mut self makes it the only reference,
         // and whatever is written is a T.
         unsafe { &mut *self.buf.expose_secret_mut().as_mut_ptr().cast::<T>() }
+    }
+
+    /// The buffer that holds the value (consumed: its drop frees it).
+    pub(crate) fn into_buf(self) -> SecretBuf {
+        self.buf
     }
 
     /// A second box with the same options and value, copied from secbuf

@@ -134,6 +134,12 @@ impl SecretBuf {
         self.len == 0
     }
 
+    /// The flags of `secbuf_alloc_flags()` it was made with.
+    #[inline]
+    pub(crate) fn flags(&self) -> c_uint {
+        self.flags
+    }
+
     /// Whether it was asked for packed (and is small enough to be).
     pub fn is_packed(&self) -> bool {
         self.flags & ffi::SECBUF_PACKED != 0 && self.len <= ffi::SECBUF_PACKED_MAX

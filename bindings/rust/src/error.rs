@@ -18,11 +18,21 @@ pub enum Op {
     Stat,
     /// `secbuf_lock_method()`.
     LockMethod,
+    /// `secbuf_seal()` or `secbuf_seal_fill()`: sealing `size` bytes.
+    Seal,
+    /// `secbuf_sealed_open()`, `_use()` or `_each()`: opening a sealed
+    /// secret of `size` bytes.
+    Open,
+    /// `secbuf_seal_rekey()`.
+    Rekey,
+    /// `secbuf_sealed_import()` of `size` bytes.
+    Import,
 }
 
 /// A failed secbuf call.  [`Error::raw_os_error`] gives its errno
 /// (`EINVAL` for a size of 0, `ENOMEM` for one too large to map, `EAGAIN`
-/// or `EPERM` when memory may not be locked).  `Display` names the fix
+/// or `EPERM` when memory may not be locked; for sealed secrets `EBADMSG`
+/// for bytes tampered with or not sealed here, `ENOKEY` in a forked child).  `Display` names the fix
 /// where there is one, and so does `Debug`, which prints the same message
 /// before the fields.  `io::Error::from` keeps its kind and message, and
 /// the `Error` itself as the inner error.
@@ -55,16 +65,32 @@ impl Error {
 
     /// The fix, for the errors that have one.
     fn advice(&self) -> Option<&'static str> {
-        if self.op != Op::Alloc {
-            return None;
-        }
-        match self.source.raw_os_error() {
-            Some(libc::EINVAL) if self.size == 0 => Some("a buffer holds at least one byte"),
-            Some(libc::EAGAIN) | Some(libc::EPERM) => Some(
-                "memory may not be locked this much: raise RLIMIT_MEMLOCK \
-                 (ulimit -l / LimitMEMLOCK=) or use Options::best_effort",
+        let errno = self.source.raw_os_error();
+        match (self.op, errno) {
+            (Op::Alloc, Some(libc::EINVAL)) if self.size == 0 => {
+                Some("a buffer holds at least one byte")
+            }
+            (Op::Seal, Some(libc::EINVAL)) if self.size == 0 => {
+                Some("a sealed secret holds at least one byte")
+            }
+            (Op::Open, Some(libc::ENOKEY)) => Some(
+                "a forked child cannot open its parent's sealed secrets: \
+                 open it in the parent, or seal it anew in the child",
             ),
-            Some(libc::ENOSYS) => Some(
+            (Op::Open, Some(libc::EBADMSG)) => Some(
+                "tampered with or truncated, or not sealed in this process under its \
+                 present prekey: sealed bytes open only where they were sealed, until the next rekey",
+            ),
+            (Op::Import, Some(libc::EBADMSG)) => {
+                Some("not sealed bytes: another layout, truncated, or with bytes added")
+            }
+            (Op::Alloc | Op::Seal | Op::Open | Op::Rekey, Some(libc::EAGAIN | libc::EPERM)) => {
+                Some(
+                    "memory may not be locked this much: raise RLIMIT_MEMLOCK \
+                     (ulimit -l / LimitMEMLOCK=) or use Options::best_effort",
+                )
+            }
+            (Op::Alloc | Op::Seal | Op::Open, Some(libc::ENOSYS)) => Some(
                 "no secret memory here (memfd_secret; secretmem.enable=1 before Linux 6.5) \
                  or the forced SECBUF_LOCK method is missing",
             ),
@@ -89,6 +115,18 @@ impl fmt::Display for Error {
             )?,
             Op::Stat => write!(f, "secbuf: the state of a buffer: {}", self.source)?,
             Op::LockMethod => write!(f, "secbuf: the lock method: {}", self.source)?,
+            Op::Seal => write!(f, "secbuf: sealing {} bytes: {}", self.size, self.source)?,
+            Op::Open => write!(
+                f,
+                "secbuf: opening a sealed secret of {} bytes: {}",
+                self.size, self.source
+            )?,
+            Op::Rekey => write!(f, "secbuf: re-keying the sealed secrets: {}", self.source)?,
+            Op::Import => write!(
+                f,
+                "secbuf: importing {} sealed bytes: {}",
+                self.size, self.source
+            )?,
         }
         match self.advice() {
             Some(fix) => write!(f, " ({})", fix),

@@ -23,6 +23,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Sealed secrets
+//!
+//! [`SealedBytes`] and [`Sealed<T>`] keep a secret encrypted while it
+//! idles (libsecbuf-seal: XChaCha20-Poly1305 under a key derived at each
+//! open from a 16 KiB prekey in memfd_secret memory), in ordinary memory
+//! and at no cost in locked memory, and open it into secbuf memory only
+//! while in use: `with(|k| ...)` lends it to a closure and wipes it after,
+//! `open()` hands it over as a `SecretBuf` or `SecretBox`.  For many keys
+//! under a small `RLIMIT_MEMLOCK`, or against a partial read of memory.
+//!
+//! ```no_run
+//! let key = secbuf::Sealed::seal(secbuf::SecretBox::<[u8; 32]>::zeroed()?)?;
+//! let first = key.with(|k: &[u8; 32]| k[0])?;
+//! # Ok::<(), secbuf::Error>(())
+//! ```
+//!
 //! # What still copies a secret
 //!
 //! The buffer protects only the bytes that stay in it.  Each of these puts
@@ -47,18 +63,22 @@
 //!
 //! # Linking
 //!
-//! The installed library through `pkg-config secbuf`, or the archive in
-//! `SECBUF_LIB_DIR` (the tree's `build/lib`), linked statically.
+//! The installed libraries through `pkg-config secbuf-seal` (libsecbuf-seal,
+//! which needs libsecbuf and libsodium), or the archives in
+//! `SECBUF_LIB_DIR` (the tree's `build/lib`), linked statically, and
+//! libsodium.
 mod boxed;
 mod buf;
 mod error;
 pub mod ffi;
 mod options;
+mod sealed;
 
 pub use boxed::{Pod, SecretBox};
 pub use buf::{FrozenBuf, SecretBuf};
 pub use error::{Error, Op};
 pub use options::Options;
+pub use sealed::{seal_rekey, seal_stat, SealStat, Sealed, SealedBytes};
 
 use std::io;
 

@@ -3,7 +3,9 @@
 //! forked child's wiped pages, would make an invalid value of it), `Pod`
 //! implemented outside the crate, a secret copied out without
 //! `expose_secret` (`.clone()`, `*boxed`, `to_vec()` and indexing through
-//! a `Deref`), and `purge()` outside `unsafe`.
+//! a `Deref`), and `purge()` outside `unsafe`; a `Sealed` of a type that is
+//! not `Pod`, a sealed secret cloned, and the plaintext lent by `with`
+//! kept past the closure.
 //!
 //! Each case is a pair of small library crates compiled by rustc against
 //! the secbuf rlib that cargo built for this test: the good one must
@@ -159,7 +161,15 @@ fn control_compiles() {
         b.expose_secret_mut().fill(1);
         let f = b.freeze().unwrap();
         let n: usize = f.expose_secret().len();
-        unsafe { purge() };",
+        unsafe { purge() };
+        let sealed = Sealed::seal(words).unwrap();
+        let w: u64 = sealed.with(|v: &[u64; 4]| v[0]).unwrap();
+        let opened: SecretBox<[u64; 4]> = sealed.open().unwrap();
+        let bytes = SealedBytes::seal(SecretBuf::new(32).unwrap()).unwrap();
+        let n: usize = bytes.with(|k| k.len()).unwrap();
+        let again = SealedBytes::import(&bytes.export()).unwrap();
+        let _ = Sealed::<[u8; 32]>::from_reader(&mut &[0u8; 32][..]);
+        seal_rekey().unwrap();",
     );
     if let Err(out) = rustc("control", &format!("{}{}\n", PRELUDE, src)) {
         panic!("the control does not compile:\n{}", out);
@@ -293,5 +303,46 @@ fn purge_outside_unsafe_does_not_compile() {
         &body("purge();"),
         "E0133",
         "unsafe",
+    );
+}
+
+#[test]
+fn sealed_of_bool_does_not_compile() {
+    refused(
+        "sealed_of_bool",
+        "pub fn keep(s: Sealed<u8>) {}",
+        "pub fn keep(s: Sealed<bool>) {}",
+        "E0277",
+        "Pod",
+    );
+}
+
+#[test]
+fn sealed_clone_does_not_compile() {
+    refused(
+        "sealed_clone",
+        &body("let k = SealedBytes::seal(SecretBuf::new(32).unwrap()).unwrap(); let c = SealedBytes::import(&k.export());"),
+        &body("let k = SealedBytes::seal(SecretBuf::new(32).unwrap()).unwrap(); let c = k.clone();"),
+        "E0599",
+        "clone",
+    );
+}
+
+/// rustc gives this error no code: "?" (error_codes), and its words.
+#[test]
+fn sealed_plaintext_kept_past_with_does_not_compile() {
+    refused(
+        "sealed_with_leak",
+        &body("let k = SealedBytes::seal(SecretBuf::new(32).unwrap()).unwrap(); let b: u8 = k.with(|b| b[0]).unwrap();"),
+        &body("let k = SealedBytes::seal(SecretBuf::new(32).unwrap()).unwrap(); let b: &[u8] = k.with(|b| b).unwrap();"),
+        "?",
+        "lifetime may not live long enough",
+    );
+    refused(
+        "sealed_value_with_leak",
+        &body("let k = Sealed::<[u8; 32]>::from_reader(&mut &[0u8; 32][..]).unwrap(); let v = k.with(|v: &[u8; 32]| v[0]).unwrap();"),
+        &body("let k = Sealed::<[u8; 32]>::from_reader(&mut &[0u8; 32][..]).unwrap(); let v = k.with(|v: &[u8; 32]| v).unwrap();"),
+        "?",
+        "lifetime may not live long enough",
     );
 }

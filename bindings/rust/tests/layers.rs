@@ -14,6 +14,7 @@ const RANKS: &[(&str, u32)] = &[
     ("options", 1),
     ("buf", 2),
     ("boxed", 3),
+    ("sealed", 4),
 ];
 
 /// The names a source uses as `crate::NAME` or `crate::{NAME, ...}`.
