@@ -21,6 +21,7 @@ static const struct sb_fork_hooks fork_hooks[] = {
 	{ sb_pool_fork_prepare, sb_pool_fork_parent, sb_pool_fork_child },
 	{ sb_meta_fork_prepare, sb_meta_fork_parent, sb_meta_fork_child },
 	{ sb_count_fork_prepare, sb_count_fork_parent, sb_count_fork_child }, /* a leaf */
+	{ NULL, NULL, sb_secret_fork_child },
 };
 
 /* Each part that holds secrets, and how to name a fault in its guard pages. */

@@ -54,6 +54,7 @@ SB_HIDDEN void sb_region_hold_dropped(const struct sb_region *r);
  */
 SB_HIDDEN void sb_region_relock(const struct sb_region *r);
 SB_HIDDEN extern unsigned long sb_region_relock_failures;
+/* Unmap a mapped region, and give a secret one's room back (os/secret.c). */
 SB_HIDDEN void sb_region_unmap(const struct sb_region *r, const char *fn);
 
 /* A buffer's metadata, kept in the registry. */

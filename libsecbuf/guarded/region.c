@@ -125,6 +125,15 @@ static unsigned char *reserve(size_t map_len, size_t align)
 	return p + head;
 }
 
+/* Our own mapping does not fail to unmap; if it does, say why and stop. */
+static void unmap(const struct sb_region *r, const char *fn)
+{
+	if (munmap(r->base, r->map_len) < 0)
+		sb_misuse("%s: munmap(%p, %zu) of the buffer's mapping failed: %m%s", fn,
+			  (void *)r->base, r->map_len,
+			  errno == ENOMEM ? " (the process is at vm.max_map_count)" : "");
+}
+
 /*
  * Reserve the whole range, name it, then map the data over its middle.
  * Named before the data is mapped, the reservation merges with the named
@@ -146,8 +155,15 @@ int sb_region_map(struct sb_region *r, size_t data_len, size_t align, int method
 	if (r->base == MAP_FAILED)
 		return -1;
 	r->data = r->base + caps->page;
-	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0 ||
-	    (r->dropped = sb_advise_secret(r->data, r->data_len, r->inherit)) < 0 ||
+	if (sb_name_range(r->base, r->map_len, "secbuf") < 0 || map_data(r, flags) < 0) {
+		int err = errno;
+
+		/* No data mapped: secret memory's room was not taken (or given back). */
+		unmap(r, "secbuf_alloc");
+		errno = err;
+		return -1;
+	}
+	if ((r->dropped = sb_advise_secret(r->data, r->data_len, r->inherit)) < 0 ||
 	    lock_mapped(r, flags) < 0 || name_data(r) < 0) {
 		int err = errno;
 
@@ -182,11 +198,9 @@ int sb_region_protect(const struct sb_region *r, int prot)
 	return mprotect(r->data, r->data_len, prot);
 }
 
-/* Our own mapping does not fail to unmap; if it does, say why and stop. */
 void sb_region_unmap(const struct sb_region *r, const char *fn)
 {
-	if (munmap(r->base, r->map_len) < 0)
-		sb_misuse("%s: munmap(%p, %zu) of the buffer's mapping failed: %m%s", fn,
-			  (void *)r->base, r->map_len,
-			  errno == ENOMEM ? " (the process is at vm.max_map_count)" : "");
+	unmap(r, fn);
+	if (r->method == SECBUF_LOCK_SECRETMEM)
+		sb_secret_unmapped(r->data_len);
 }

@@ -142,6 +142,9 @@ SB_HIDDEN int sb_relock_range(void *start, size_t len, int method);
  * RLIMIT_MEMLOCK), the failure noted (refusal.c).
  */
 SB_HIDDEN int sb_secret_map(void *start, size_t len);
+/* A secret mapping of len bytes gone (unmapped): its room back; and a fork child's count. */
+SB_HIDDEN void sb_secret_unmapped(size_t len);
+SB_HIDDEN void sb_secret_fork_child(void);
 
 /* vma.c: advice and names for a mapping.  0 or -1 with errno. */
 SB_HIDDEN int sb_name_range(void *start, size_t len, const char *name);

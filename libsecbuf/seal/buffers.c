@@ -5,14 +5,9 @@
  * and locking a fresh page per open would add about a third to its cost
  * (bench/results/seal.md).  Only strict ones (locked, not
  * secret memory) are kept, a few; a forked child forgets its parent's.
- *  Debian's kernels charge memfd_secret pages to
- * RLIMIT_MEMLOCK per user at each page's first touch, sparing nobody: a
- * secret buffer mapped past the limit is handed out, and the write that
- * crosses it is SIGBUS.  Secret memory is therefore asked for only while
- * this process's own secret mappings plus the new one stay within the
- * limit (other processes of the user are not seen: the limit is per
- * process everywhere else, and the kernels that charge at mmap refuse
- * with EAGAIN themselves).
+ * Secret memory past RLIMIT_MEMLOCK, which Debian's kernels would answer
+ * with SIGBUS at the first write past it, libsecbuf itself refuses
+ * (EAGAIN): it counts the process's own secret mappings.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,66 +19,20 @@
 #include <unistd.h>
 #include "seal.h"
 
-/* A packed secret in secret memory may need a new slab: a whole 256 KiB block. */
-#define SECRET_SLAB ((size_t)256 << 10)
 #define KEYS_KEPT   8
 
 static unsigned char *kept_keys[KEYS_KEPT];
 static int nkept;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Bytes of this process's memfd_secret mappings: 0, or -1 with errno. */
-static int secret_bytes(size_t *bytes)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned long start, end;
-
-	if (!f)
-		return -1;
-	*bytes = 0;
-	while (getline(&line, &cap, f) > 0)
-		if (strstr(line, " /secretmem") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			*bytes += end - start;
-	free(line);
-	fclose(f);
-	return 0;
-}
-
-int sbs_secret_room(size_t size)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), have, need;
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
-		return -1;
-	if (rl.rlim_cur == RLIM_INFINITY)
-		return 0;
-	if (size > rl.rlim_cur) {
-		errno = EAGAIN;
-		return -1;
-	}
-	/* The data pages libsecbuf maps: the bytes and its 16-byte canary. */
-	need = (size + 16 + page - 1) / page * page;
-	if (secret_bytes(&have) < 0)
-		return -1;
-	if (have > rl.rlim_cur || need > rl.rlim_cur - have) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return 0;
-}
-
 void *sbs_buffer(size_t size, unsigned flags)
 {
 	unsigned f = flags & SBS_OPEN_FLAGS;
-	size_t need = (f & SECBUF_PACKED) && size <= SECBUF_PACKED_MAX ? SECRET_SLAB : size;
 	void *p;
 
 	if (f & SECBUF_SECRET) {
-		if (sbs_secret_room(need) == 0 &&
-		    (p = secbuf_alloc_flags(size, f & ~SECBUF_BEST_EFFORT)) != NULL)
+		/* libsecbuf refuses secret memory past RLIMIT_MEMLOCK itself (EAGAIN). */
+		if ((p = secbuf_alloc_flags(size, f & ~SECBUF_BEST_EFFORT)) != NULL)
 			return p;
 		if (!(f & SECBUF_BEST_EFFORT))
 			return NULL;

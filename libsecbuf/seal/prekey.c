@@ -154,9 +154,8 @@ static unsigned char *alloc_prekey(enum sbs_kind kind, unsigned flags, int *meth
 	int err = 0;
 
 	if (kind == SBS_OWN) {
-		/* Touched at once: past the limit, some kernels' answer would be SIGBUS. */
-		if (sbs_secret_room(SECBUF_SEAL_PREKEY) == 0)
-			p = secbuf_alloc_flags(SECBUF_SEAL_PREKEY, SECBUF_SECRET);
+		/* libsecbuf refuses it (EAGAIN) where a write would be SIGBUS. */
+		p = secbuf_alloc_flags(SECBUF_SEAL_PREKEY, SECBUF_SECRET);
 		if (!p)
 			err = errno;
 	}

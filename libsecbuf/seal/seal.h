@@ -168,11 +168,9 @@ SBS_HIDDEN void sbs_handle_fork_child(void);
 /*
  * buffers.c: the secbuf buffers plaintext and derived keys live in,
  * populated (every byte gets written at once), with the seal's flags.
- * NULL with errno.  sbs_secret_room(): 0 if this process's secret memory
- * plus size stays within RLIMIT_MEMLOCK, else -1 with errno EAGAIN.
+ * NULL with errno.
  */
 SBS_HIDDEN void *sbs_buffer(size_t size, unsigned flags);
-SBS_HIDDEN int sbs_secret_room(size_t size);
 /* Free (so wipe) a buffer made by process pid; in a forked child, leave it. */
 SBS_HIDDEN void sbs_buffer_free(void *p, pid_t pid);
 /*
