@@ -259,8 +259,7 @@ static void print_text(pid_t pid, const char *comm, const struct audit_map *m, s
 		       m[i].dd ? "dd" : "-", m[i].wf ? "wf" : "-", m[i].pages,
 		       m[i].pages - m[i].resident - m[i].swapped, m[i].swapped, m[i].resident,
 		       m[i].locked, m[i].evictable, m[i].zero,
-		       mapping_method(&m[i], method, sizeof(method)),
-		       mapping_what(&m[i], dropins),
+		       mapping_method(&m[i], method, sizeof(method)), mapping_what(&m[i], dropins),
 		       mapping_verdict(&m[i], verdict, sizeof(verdict)), m[i].name[0] ? " " : "");
 		print_escaped(stdout, m[i].name, ESCAPE_TEXT);
 		putchar('\n');

@@ -67,7 +67,7 @@ struct audit_map {
 	unsigned long unevictable; /* KPF_UNEVICTABLE; only with kpageflags */
 	unsigned long flags_read;  /* resident pages whose kpageflags were read */
 	unsigned long zero;	   /* the shared zero page (kpageflags): holds nothing */
-	unsigned long evictable;   /* resident, not locked, not the zero page: reclaim may swap it */
+	unsigned long evictable; /* resident, not locked, not the zero page: reclaim may swap it */
 };
 
 /*

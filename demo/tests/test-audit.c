@@ -311,8 +311,8 @@ static void test_text_figures(void)
 			tot[5] == sum[4] && tot[6] == sum[5] && tot[7] == sum[6] && sum[5] >= 3,
 		"the text's figures add up: %zu rows of %zu, %zu bad, summary %lu = %lu + %lu + %lu, "
 		"%lu = %lu + %lu + %lu; rows' evictable %lu (exit %d)",
-		rows, n, bad, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], tot[7], sum[5],
-		rc);
+		rows, n, bad, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6], tot[7],
+		sum[5], rc);
 	rc = audit(text);
 	if (!tap_check(
 		    methods == 1 &&
@@ -349,12 +349,13 @@ static void test_zero_page(void)
 	for (size_t i = 0; i < len; i += page)
 		sum += p[i];
 	rc = audit(json);
-	if (!tap_check(rc == 0 && json_num("resident") == PAGES && json_num("evictable") == 0 &&
-			       json_num("zero") == (root ? PAGES : 0) && sum == 0,
-		       "read, never written: CLEAN (exit %d), %ld resident, %ld evictable, %ld zero "
-		       "page (want %d)",
-		       rc, json_num("resident"), json_num("evictable"), json_num("zero"),
-		       root ? PAGES : 0))
+	if (!tap_check(
+		    rc == 0 && json_num("resident") == PAGES && json_num("evictable") == 0 &&
+			    json_num("zero") == (root ? PAGES : 0) && sum == 0,
+		    "read, never written: CLEAN (exit %d), %ld resident, %ld evictable, %ld zero "
+		    "page (want %d)",
+		    rc, json_num("resident"), json_num("evictable"), json_num("zero"),
+		    root ? PAGES : 0))
 		show_out();
 	for (size_t i = 0; i < len; i += page)
 		p[i] = 1;

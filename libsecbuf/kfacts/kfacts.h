@@ -32,7 +32,7 @@ bool lockonfault_series(void);
 #define KPF_COMPOUND_TAIL 16
 #define KPF_UNEVICTABLE	18
 #define KPF_THP		22
-#define KPF_ZERO_PAGE	24	/* the shared zero page, or the huge zero page */
+#define KPF_ZERO_PAGE	  24 /* the shared zero page, or the huge zero page */
 #define KPF_MLOCKED	33
 
 /* pagemap entries of npages pages from the page-aligned addr; 0 or -1/errno. */

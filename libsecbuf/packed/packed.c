@@ -427,7 +427,8 @@ static void check_slab(const struct sb_slab *s, uintptr_t block, const char *fn)
 
 			bits &= bits - 1;
 			if (i < s->nslots)
-				check_guards(s, i, s->region.data + SB_GUARD + (size_t)i * s->stride,
+				check_guards(s, i,
+					     s->region.data + SB_GUARD + (size_t)i * s->stride,
 					     s->info[i] & SB_INFO_SIZE, fn);
 		}
 	}

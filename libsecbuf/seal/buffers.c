@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "seal.h"
 
-#define KEYS_KEPT   8
+#define KEYS_KEPT 8
 
 static unsigned char *kept_keys[KEYS_KEPT];
 static int nkept;

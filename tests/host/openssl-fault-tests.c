@@ -82,7 +82,7 @@ int ossl_foreign_free_main(void)
  * abort.  Here the foreign memory is put there on purpose: libcrypto's
  * allocator is replaced by one that maps its next block at a given place.
  */
-#define BLOCK ((uintptr_t)1 << 18) /* libsecbuf's SB_BLOCK_SHIFT */
+#define BLOCK	((uintptr_t)1 << 18) /* libsecbuf's SB_BLOCK_SHIFT */
 #define FOREIGN (16 * 1024)
 static uintptr_t place_in; /* the next OPENSSL_malloc() maps in this block, or 0: malloc */
 static void *placed[2];
@@ -219,8 +219,9 @@ START_TEST(foreign_large_chunks_glibc_and_jemalloc)
 	ck_assert_msg(sbt_exited_ok(st), "glibc: status %#x (exit %d = failed step): %s", st,
 		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
 	printf("# REPORT: glibc's 200 KiB chunks through the secure frees: %s", msg);
-	ck_assert_msg(access(jemalloc, R_OK) == 0, "%s: %s (Debian's libjemalloc2, .ci/deps openssl)",
-		      jemalloc, strerror(errno));
+	ck_assert_msg(access(jemalloc, R_OK) == 0,
+		      "%s: %s (Debian's libjemalloc2, .ci/deps openssl)", jemalloc,
+		      strerror(errno));
 	snprintf(env, sizeof(env), "LD_PRELOAD=%s%s%s", preload ? preload : "", preload ? " " : "",
 		 jemalloc);
 	se.env = env;

@@ -194,8 +194,8 @@ START_TEST(crash_handler_names_protected_and_freed)
 		printf("# REPORT: fault %zu: status %#x %s\n", i, st, msg);
 		if (!sbt_signalled(st, SIGSEGV) || !strstr(msg, cases[i].says) ||
 		    !strstr(msg, "in the buffer 0x") || !strstr(msg, "every buffer was wiped"))
-			sbt_note(fails, sizeof(fails), "case %zu: status %#x, expected \"%s\": %s", i,
-				 st, cases[i].says, msg);
+			sbt_note(fails, sizeof(fails), "case %zu: status %#x, expected \"%s\": %s",
+				 i, st, cases[i].says, msg);
 	}
 	ck_assert_msg(!*fails, "%s", fails);
 }
@@ -374,9 +374,12 @@ START_TEST(purge_at_exit_when_asked)
 END_TEST
 
 const struct sbt_test purge_tests[] = {
-	SBT(purge_wipes_every_buffer),	 SBT(crash_handler_purges_and_reraises),
+	SBT(purge_wipes_every_buffer),
+	SBT(crash_handler_purges_and_reraises),
 	SBT(crash_handler_names_protected_and_freed),
 	SBT(check_on_exit_reports_an_unfreed_overflow),
-	SBT(purge_with_threads_running), SBT(purge_after_fork),
-	SBT(purge_at_exit_when_asked),	 SBT_END,
+	SBT(purge_with_threads_running),
+	SBT(purge_after_fork),
+	SBT(purge_at_exit_when_asked),
+	SBT_END,
 };

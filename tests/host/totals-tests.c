@@ -138,7 +138,8 @@ START_TEST(totals_fork_child_counts_from_zero)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the child's totals: status 0x%x (1: not zero at start, 2: not its own "
-		      "secret, 3: not back to zero)", status);
+		      "secret, 3: not back to zero)",
+		      status);
 	secbuf_free(p);
 }
 END_TEST

@@ -180,8 +180,8 @@ int key_patterns_index(struct key_patterns *ps)
 				     load64(ps->mask + off) ^ m64;
 			size_t b = (size_t)((w * 0x9e3779b97f4a7c15ULL) >> (64 - ps->bits));
 
-			ps->probe[q] = (struct key_probe){ w, (unsigned)k, (unsigned)off,
-							   ps->heads[b] };
+			ps->probe[q] =
+				(struct key_probe){ w, (unsigned)k, (unsigned)off, ps->heads[b] };
 			ps->heads[b] = (int)q;
 			ps->filter[b / 64] |= 1ULL << (b % 64);
 		}
