@@ -88,10 +88,9 @@ kernel-letters: deps-guest
 kernel-bisect: deps-guest
 	@kernel/bisect.sh $(KVER)
 
-# Each of KVERS with only the remap_file_pages() fix and its selftest
-# (the series up to kernel/patches/KVER/fix/), against the kernel before
-# it: stock KVER, on 6.1 with the fix's prerequisites (builds kernels of
-# its own, ~7 min each the first time; not part of check).
+# Each of KVERS with only the remap_file_pages() fix and its
+# selftest (kernel/patches/KVER/fix), against stock KVER (builds a kernel
+# of its own, ~7 min the first time; not part of check).
 kernel-fix-alone: deps-guest
 	@for v in $(KVERS); do kernel/fix-alone.sh $$v || exit 1; done
 
